@@ -1,0 +1,86 @@
+// kiln-codegen: reads a GGUF's metadata and tensor directory (never the
+// weight values) and writes the C++ source of that model's forward pass.
+//
+//   kiln-codegen MODEL.gguf --name NAME --out-dir DIR [--ctx N] [--batch N]
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "codegen/emit.hpp"
+#include "engine/atomic_file.hpp"
+#include "engine/gguf.hpp"
+#include "models/describe.hpp"
+
+namespace {
+
+constexpr int kDefaultMaxCtx = 4096;  // default cache size when the model was trained for more
+constexpr int kDefaultBatch = 512;
+
+int parse_count(const std::string& flag, const std::string& value) {
+  try {
+    size_t used = 0;
+    const int v = std::stoi(value, &used);
+    if (used == value.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw kiln::Error(flag + " expects a non-negative integer, got '" + value + "'");
+}
+
+// Rewrites a file only when its content changes, so a re-run of codegen
+// does not force the model to recompile.
+void write_if_changed(const std::filesystem::path& path, const std::string& text) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in && old == text) return;
+  kiln::write_file_atomically(path.string(), {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+}
+
+int run(int argc, char** argv) {
+  std::string gguf, out_dir;
+  kiln::codegen::BuildOptions opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw kiln::Error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--name") opt.name = value();
+    else if (a == "--out-dir") out_dir = value();
+    else if (a == "--ctx") opt.n_ctx = parse_count(a, value());
+    else if (a == "--batch") opt.max_batch = parse_count(a, value());
+    else if (!a.empty() && a[0] != '-' && gguf.empty()) gguf = a;
+    else throw kiln::Error("unknown argument '" + a + "'");
+  }
+  if (gguf.empty() || opt.name.empty() || out_dir.empty())
+    throw kiln::Error("usage: kiln-codegen MODEL.gguf --name NAME --out-dir DIR [--ctx N] [--batch N]");
+
+  const kiln::GgufFile file = kiln::GgufFile::open(gguf);
+  const kiln::ModelDesc desc = kiln::describe_model(file);
+  opt.gguf_path = std::filesystem::weakly_canonical(std::filesystem::absolute(gguf)).string();
+  if (opt.n_ctx == 0) opt.n_ctx = std::min(desc.hp.n_ctx_train, kDefaultMaxCtx);
+  if (opt.max_batch == 0) opt.max_batch = std::min(kDefaultBatch, opt.n_ctx);
+  if (opt.max_batch > opt.n_ctx)
+    throw kiln::Error("--batch " + std::to_string(opt.max_batch) + " is larger than --ctx " + std::to_string(opt.n_ctx));
+
+  const auto src = kiln::codegen::emit_model(desc, opt);
+  std::filesystem::create_directories(out_dir);
+  const std::filesystem::path dir(out_dir);
+  write_if_changed(dir / (opt.name + ".hpp"), src.header);
+  write_if_changed(dir / (opt.name + ".gen.cpp"), src.model);
+  write_if_changed(dir / (opt.name + ".main.cpp"), src.main);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kiln-codegen: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,29 @@
+// Turning a model description into C++ source: the generated files that
+// kiln_add_model compiles into a model library and its command-line binary.
+#pragma once
+
+#include <string>
+
+#include "engine/model_desc.hpp"
+
+namespace kiln::codegen {
+
+struct BuildOptions {
+  std::string name;       // model name as given to kiln_add_model (also the file names)
+  std::string gguf_path;  // absolute path of the GGUF it was generated from (the binary's default -m)
+  int n_ctx = 0;          // positions of the KV cache
+  int max_batch = 0;      // tokens per forward call
+};
+
+struct GeneratedSources {
+  std::string header;  // <name>.hpp: the public API (load)
+  std::string model;   // <name>.gen.cpp: configuration and straight-line forward pass
+  std::string main;    // <name>.main.cpp: the command-line program
+};
+
+GeneratedSources emit_model(const ModelDesc& desc, const BuildOptions& opt);
+
+// A C++ identifier made from a model name ("tinyllama-1.1b" -> "tinyllama_1_1b").
+std::string identifier(const std::string& name);
+
+}  // namespace kiln::codegen

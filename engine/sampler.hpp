@@ -1,0 +1,59 @@
+// Picks the next token from a row of logits, with llama.cpp's default chain:
+// repetition penalty -> (greedy when temperature <= 0) -> top-k -> top-p ->
+// min-p -> temperature -> seeded random draw.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace kiln {
+
+// llama.cpp's defaults.
+struct SamplerParams {
+  float temperature = 0.8f;     // <= 0: greedy
+  int top_k = 40;               // <= 0: off
+  float top_p = 0.95f;          // 1: off
+  float min_p = 0.05f;          // 0: off
+  float repeat_penalty = 1.0f;  // 1: off
+  int repeat_last_n = 64;       // how many recent tokens the penalty looks at
+  uint64_t seed = 0xFFFFFFFF;   // 0xFFFFFFFF: pick a random seed
+};
+
+class Sampler {
+ public:
+  // Throws kiln::Error naming the flag when a parameter is out of range.
+  Sampler(const SamplerParams& p, int n_vocab);
+
+  // The chosen id. `logits` holds n_vocab values and is not modified.
+  int32_t sample(const float* logits);
+  // Records a token (prompt tokens too) for the repetition penalty.
+  void accept(int32_t token);
+  // Forgets the recorded tokens and restarts the random sequence from seed().
+  void reset();
+  uint64_t seed() const { return seed_; }
+
+ private:
+  void apply_repetition_penalty();
+  int32_t argmax() const;
+  // Keeps the first `n_kept_` candidates that the filters allow, best first.
+  void filter_candidates();
+  int32_t draw();
+
+  SamplerParams params_;
+  int n_vocab_;
+  uint64_t seed_;
+  std::mt19937_64 rng_;
+  // Scratch buffers, sized once so sample() does not allocate.
+  std::vector<float> logits_;          // penalized copy of the input
+  std::vector<int32_t> candidates_;    // token ids; the first n_kept_ survive the filters
+  std::vector<float> weights_;         // unnormalized probabilities of the kept candidates
+  std::vector<uint8_t> penalized_;     // per id: already penalized in this call
+  int n_kept_ = 0;
+  // The last repeat_last_n accepted tokens, as a ring buffer.
+  std::vector<int32_t> recent_;
+  size_t recent_next_ = 0;
+  size_t recent_count_ = 0;
+};
+
+}  // namespace kiln

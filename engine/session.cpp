@@ -1,0 +1,74 @@
+#include "engine/session.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "engine/error.hpp"
+
+namespace kiln {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+Session::Session(Model& model) : model_(model), logits_(static_cast<size_t>(model.n_vocab())) {
+  tokens_.reserve(static_cast<size_t>(model.n_ctx()));
+}
+
+std::span<const float> Session::ingest(std::span<const int32_t> tokens) {
+  if (tokens.empty()) throw Error("nothing to ingest: the token list is empty");
+  if (n_past() + tokens.size() > static_cast<size_t>(model_.n_ctx()))
+    throw Error(std::to_string(n_past() + tokens.size()) + " tokens do not fit in the context of " +
+                std::to_string(model_.n_ctx()) + " (set at build time: kiln_add_model CTX)");
+  for (size_t done = 0; done < tokens.size();) {
+    const size_t n = std::min(tokens.size() - done, static_cast<size_t>(model_.max_batch()));
+    const bool last = done + n == tokens.size();
+    model_.forward(tokens.data() + done, static_cast<int>(n), n_past(), last ? Logits::Last : Logits::None,
+                   logits_.data());
+    tokens_.insert(tokens_.end(), tokens.begin() + done, tokens.begin() + done + n);
+    done += n;
+  }
+  return logits_;
+}
+
+GenerationStats generate(Session& session, std::span<const int32_t> prompt, int n_predict, Sampler& sampler,
+                         const std::function<void(int32_t)>& on_token) {
+  Model& model = session.model();
+  GenerationStats stats;
+  stats.prompt_tokens = static_cast<int>(prompt.size());
+  if (session.n_past() + prompt.size() > static_cast<size_t>(model.n_ctx()))
+    throw Error("the prompt is " + std::to_string(prompt.size()) + " tokens, but the context holds " +
+                std::to_string(model.n_ctx() - session.n_past()) + " (set at build time: kiln_add_model CTX)");
+  for (int32_t t : prompt) sampler.accept(t);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::span<const float> logits = session.ingest(prompt);
+  stats.prompt_ms = ms_since(t0);
+
+  std::chrono::steady_clock::time_point first_token_time;
+  for (int i = 0; n_predict < 0 || i < n_predict; ++i) {
+    const int32_t token = sampler.sample(logits.data());
+    if (i == 0) {
+      first_token_time = std::chrono::steady_clock::now();
+      stats.ttft_ms = ms_since(t0);
+    }
+    sampler.accept(token);
+    if (model.tokenizer().is_end_of_generation(token)) break;
+    on_token(token);
+    ++stats.generated_tokens;
+    if (session.n_past() >= model.n_ctx()) {
+      stats.context_full = true;
+      break;
+    }
+    const int32_t one[] = {token};
+    logits = session.ingest(one);
+  }
+  if (stats.generated_tokens > 0) stats.generate_ms = ms_since(first_token_time);
+  return stats;
+}
+
+}  // namespace kiln

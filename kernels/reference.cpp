@@ -1,0 +1,105 @@
+#include "kernels/reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/quant.hpp"
+
+namespace kiln::kernels {
+
+void ref_matmul(TensorType t, const void* w, int rows, int cols, const float* x, float* y, int n_tokens) {
+  const auto* w_bytes = static_cast<const uint8_t*>(w);
+  std::vector<float> row(cols);
+  for (int r = 0; r < rows; ++r) {
+    dequantize_row(t, w_bytes + r * row_bytes(t, cols), row.data(), cols);
+    for (int tok = 0; tok < n_tokens; ++tok) {
+      double sum = 0.0;
+      for (int k = 0; k < cols; ++k) sum += static_cast<double>(row[k]) * x[tok * cols + k];
+      y[tok * rows + r] = static_cast<float>(sum);
+    }
+  }
+}
+
+void ref_rmsnorm(const float* x, const float* weight, float* out, int n, int n_tokens, float eps) {
+  for (int t = 0; t < n_tokens; ++t) {
+    double sum_sq = 0.0;
+    for (int i = 0; i < n; ++i) sum_sq += static_cast<double>(x[t * n + i]) * x[t * n + i];
+    const double scale = 1.0 / std::sqrt(sum_sq / n + eps);
+    for (int i = 0; i < n; ++i) out[t * n + i] = static_cast<float>(x[t * n + i] * scale * weight[i]);
+  }
+}
+
+void ref_rope_adjacent(float* x, int n_tokens, int n_heads, int head_dim, int rot_dim, int pos0,
+                       const float* inv_freq) {
+  for (int t = 0; t < n_tokens; ++t) {
+    for (int h = 0; h < n_heads; ++h) {
+      float* head = x + (t * n_heads + h) * head_dim;
+      for (int i = 0; i < rot_dim / 2; ++i) {
+        // The angle itself is defined as a float product (as llama.cpp does).
+        const float angle = static_cast<float>(pos0 + t) * inv_freq[i];
+        const double c = std::cos(static_cast<double>(angle));
+        const double s = std::sin(static_cast<double>(angle));
+        const double x0 = head[2 * i];
+        const double x1 = head[2 * i + 1];
+        head[2 * i] = static_cast<float>(x0 * c - x1 * s);
+        head[2 * i + 1] = static_cast<float>(x0 * s + x1 * c);
+      }
+    }
+  }
+}
+
+void ref_attention(const float* q, const float* k_cache, const float* v_cache, float* out, int n_tokens, int pos0,
+                   int n_head, int n_head_kv, int head_dim) {
+  const int q_dim = n_head * head_dim;
+  const int kv_dim = n_head_kv * head_dim;
+  for (int t = 0; t < n_tokens; ++t) {
+    const int n_pos = pos0 + t + 1;
+    for (int h = 0; h < n_head; ++h) {
+      const int kv_offset = h / (n_head / n_head_kv) * head_dim;
+      const float* q_head = q + t * q_dim + h * head_dim;
+
+      std::vector<double> weights(n_pos);
+      double max = -INFINITY;
+      for (int j = 0; j < n_pos; ++j) {
+        double score = 0.0;
+        for (int i = 0; i < head_dim; ++i) score += static_cast<double>(q_head[i]) * k_cache[j * kv_dim + kv_offset + i];
+        weights[j] = score / std::sqrt(static_cast<double>(head_dim));
+        max = std::max(max, weights[j]);
+      }
+      double sum = 0.0;
+      for (double& w : weights) {
+        w = std::exp(w - max);
+        sum += w;
+      }
+
+      for (int i = 0; i < head_dim; ++i) {
+        double value = 0.0;
+        for (int j = 0; j < n_pos; ++j) value += weights[j] / sum * v_cache[j * kv_dim + kv_offset + i];
+        out[t * q_dim + h * head_dim + i] = static_cast<float>(value);
+      }
+    }
+  }
+}
+
+void ref_swiglu(float* gate, const float* up, int n) {
+  for (int i = 0; i < n; ++i) {
+    const double g = gate[i];
+    gate[i] = static_cast<float>(g / (1.0 + std::exp(-g)) * up[i]);
+  }
+}
+
+void ref_softmax(float* x, int n) {
+  double max = x[0];
+  for (int i = 1; i < n; ++i) max = std::max(max, static_cast<double>(x[i]));
+  std::vector<double> e(n);
+  double sum = 0.0;
+  for (int i = 0; i < n; ++i) {
+    e[i] = std::exp(x[i] - max);
+    sum += e[i];
+  }
+  for (int i = 0; i < n; ++i) x[i] = static_cast<float>(e[i] / sum);
+}
+
+}  // namespace kiln::kernels

@@ -1,0 +1,45 @@
+// Rotary position embedding, "adjacent pairs" variant (llama.cpp's normal
+// rope mode, used by llama models in GGUF): dimensions 2i and 2i+1 of a head
+// are rotated together.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace kiln::kernels {
+
+// out[i] = base^(-2i / rot_dim) for i < rot_dim / 2: the angle per position of
+// pair i.
+void rope_inv_freq(float base, int rot_dim, float* out);
+
+// x is [n_tokens][NHeads * HeadDim]; token t sits at position pos0 + t. In
+// every head, pair i < RotDim / 2 turns by pos * inv_freq[i]; dimensions from
+// RotDim on are left alone. Work-shared over tokens.
+template <int NHeads, int HeadDim, int RotDim>
+void rope_adjacent(float* x, int n_tokens, int pos0, const float* inv_freq) {
+  static_assert(RotDim % 2 == 0 && RotDim <= HeadDim);
+  constexpr int kPairs = RotDim / 2;
+#pragma omp for schedule(static)
+  for (int t = 0; t < n_tokens; ++t) {
+    const auto pos = static_cast<float>(pos0 + t);
+    // All heads share the angles of a position.
+    float cos_angle[kPairs];
+    float sin_angle[kPairs];
+    for (int i = 0; i < kPairs; ++i) {
+      const float angle = pos * inv_freq[i];
+      cos_angle[i] = std::cos(angle);
+      sin_angle[i] = std::sin(angle);
+    }
+    for (int h = 0; h < NHeads; ++h) {
+      float* head = x + (static_cast<int64_t>(t) * NHeads + h) * HeadDim;
+      for (int i = 0; i < kPairs; ++i) {
+        const float x0 = head[2 * i];
+        const float x1 = head[2 * i + 1];
+        head[2 * i] = x0 * cos_angle[i] - x1 * sin_angle[i];
+        head[2 * i + 1] = x0 * sin_angle[i] + x1 * cos_angle[i];
+      }
+    }
+  }
+}
+
+}  // namespace kiln::kernels

@@ -1,0 +1,11 @@
+#include "models/describe.hpp"
+
+namespace kiln {
+
+ModelDesc describe_model(const GgufFile& file) {
+  const std::string arch = file.get_string("general.architecture");
+  if (arch == "llama") return describe_llama(file);
+  throw Error(file.path() + ": architecture '" + arch + "' is not supported (kiln knows: llama)");
+}
+
+}  // namespace kiln

@@ -1,0 +1,68 @@
+# kiln_add_model(<name> GGUF <path> [CTX <n>] [BATCH <n>])
+#
+# Compiles the model in a GGUF file into:
+#   <name>_model  a static library (include "<name>.hpp", call kiln::models::<name>::load())
+#   <name>        its command-line program (in <build>/bin)
+# Codegen runs at build time and again whenever the GGUF or kiln-codegen changes.
+# CTX is the KV cache size (default: the model's context length, at most 4096);
+# BATCH the most tokens one forward call ingests (default 512, at most CTX).
+function(kiln_add_model name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GGUF;CTX;BATCH" "")
+  if(NOT ARG_GGUF)
+    message(FATAL_ERROR "kiln_add_model(${name}): GGUF <path> is required")
+  endif()
+  get_filename_component(gguf "${ARG_GGUF}" ABSOLUTE)
+  if(NOT DEFINED ARG_CTX)
+    set(ARG_CTX 0)
+  endif()
+  if(NOT DEFINED ARG_BATCH)
+    set(ARG_BATCH 0)
+  endif()
+
+  set(out "${CMAKE_BINARY_DIR}/models/${name}")
+  add_custom_command(
+    OUTPUT "${out}/${name}.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.main.cpp"
+    COMMAND kiln-codegen "${gguf}" --name "${name}" --out-dir "${out}" --ctx ${ARG_CTX} --batch ${ARG_BATCH}
+    DEPENDS kiln-codegen "${gguf}"
+    COMMENT "kiln: generating model ${name} from ${gguf}"
+    VERBATIM)
+
+  add_library(${name}_model STATIC "${out}/${name}.gen.cpp" "${out}/${name}.hpp")
+  target_include_directories(${name}_model PUBLIC "${out}")
+  target_link_libraries(${name}_model PUBLIC kiln_models)
+
+  add_executable(${name} "${out}/${name}.main.cpp")
+  target_link_libraries(${name} PRIVATE ${name}_model kiln_cli)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+endfunction()
+
+# kiln_add_synthetic_model(<name> PRESET <preset> [TYPE <type>] [SEED <n>] [CTX <n>] [BATCH <n>])
+#
+# Generates a random-weight GGUF of a named shape with kiln-synth at build time
+# (<build>/models/<name>.gguf), then compiles it like kiln_add_model.
+function(kiln_add_synthetic_model name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "PRESET;TYPE;SEED;CTX;BATCH" "")
+  if(NOT ARG_PRESET)
+    message(FATAL_ERROR "kiln_add_synthetic_model(${name}): PRESET <name> is required")
+  endif()
+  if(NOT ARG_TYPE)
+    set(ARG_TYPE f32)
+  endif()
+  if(NOT ARG_SEED)
+    set(ARG_SEED 1)
+  endif()
+  set(gguf "${CMAKE_BINARY_DIR}/models/${name}.gguf")
+  add_custom_command(
+    OUTPUT "${gguf}"
+    COMMAND kiln-synth --preset ${ARG_PRESET} --type ${ARG_TYPE} --seed ${ARG_SEED} -o "${gguf}"
+    DEPENDS kiln-synth
+    COMMENT "kiln: writing synthetic ${ARG_PRESET} (${ARG_TYPE}, random weights) to ${gguf}"
+    VERBATIM)
+  set(extra)
+  foreach(opt CTX BATCH)
+    if(DEFINED ARG_${opt})
+      list(APPEND extra ${opt} ${ARG_${opt}})
+    endif()
+  endforeach()
+  kiln_add_model(${name} GGUF "${gguf}" ${extra})
+endfunction()

@@ -1,0 +1,87 @@
+// A llama model compiled by codegen, as a kiln::Model: it maps the GGUF,
+// checks that the file is the model the code was generated for, binds the
+// weight pointers and owns the fixed-size state. `Forward` is the generated
+// straight-line forward pass.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "engine/gguf.hpp"
+#include "models/describe.hpp"
+#include "models/llama/forward.hpp"
+
+namespace kiln::llama {
+
+template <class C>
+using ForwardFn = void (*)(State<C>&, const Weights<C>&, const int32_t* tokens, int n, int pos, Logits which,
+                           float* logits, int threads);
+
+template <class C, ForwardFn<C> Forward>
+class CompiledModel final : public kiln::Model {
+ public:
+  CompiledModel(const ModelDesc& compiled, const std::string& path)
+      : desc_(compiled), file_(GgufFile::open(path)), tokenizer_(Tokenizer::from_gguf(file_)) {
+    if (auto diff = describe_mismatch(compiled, describe_model(file_)))
+      throw Error(path + " does not match this binary: " + *diff);
+    if (tokenizer_.n_vocab() != C::n_vocab)
+      throw Error(path + ": the tokenizer has " + std::to_string(tokenizer_.n_vocab()) + " tokens, the model " +
+                  std::to_string(C::n_vocab));
+    bind_weights();
+    state_.reset(new State<C>);  // default-initialized: cache pages are touched only when used
+    kernels::rope_inv_freq(C::rope_base, C::n_rot, state_->rope_inv_freq);
+  }
+
+  const ModelDesc& desc() const override { return desc_; }
+  const std::string& gguf_path() const override { return file_.path(); }
+  const Tokenizer& tokenizer() const override { return tokenizer_; }
+  int n_ctx() const override { return C::n_ctx; }
+  int max_batch() const override { return C::max_batch; }
+  int n_vocab() const override { return C::n_vocab; }
+  void set_threads(int n) override { threads_ = std::clamp(n, 1, kMaxThreads); }
+  int threads() const override { return threads_; }
+
+  void forward(const int32_t* tokens, int n, int pos, Logits which, float* logits) override {
+    if (n < 1 || n > C::max_batch || pos < 0 || pos + n > C::n_ctx)
+      throw Error("forward: " + std::to_string(n) + " tokens at position " + std::to_string(pos) +
+                  " do not fit (batch " + std::to_string(C::max_batch) + ", context " + std::to_string(C::n_ctx) + ")");
+    for (int i = 0; i < n; ++i)
+      if (tokens[i] < 0 || tokens[i] >= C::n_vocab)
+        throw Error("token id " + std::to_string(tokens[i]) + " is outside the vocabulary (0.." +
+                    std::to_string(C::n_vocab - 1) + ")");
+    Forward(*state_, weights_, tokens, n, pos, which, logits, threads_);
+  }
+
+ private:
+  const void* data(const std::string& name) const { return file_.find_tensor(name)->data; }
+  const float* floats(const std::string& name) const { return static_cast<const float*>(data(name)); }
+
+  void bind_weights() {
+    weights_.token_embd = data("token_embd.weight");
+    weights_.output_norm = floats("output_norm.weight");
+    weights_.output = C::tied_output ? weights_.token_embd : data("output.weight");
+    for (int l = 0; l < C::n_layer; ++l) {
+      const std::string b = "blk." + std::to_string(l) + ".";
+      LayerWeights& w = weights_.layers[l];
+      w.attn_norm = floats(b + "attn_norm.weight");
+      w.attn_q = data(b + "attn_q.weight");
+      w.attn_k = data(b + "attn_k.weight");
+      w.attn_v = data(b + "attn_v.weight");
+      w.attn_output = data(b + "attn_output.weight");
+      w.ffn_norm = floats(b + "ffn_norm.weight");
+      w.ffn_gate = data(b + "ffn_gate.weight");
+      w.ffn_up = data(b + "ffn_up.weight");
+      w.ffn_down = data(b + "ffn_down.weight");
+    }
+  }
+
+  ModelDesc desc_;
+  GgufFile file_;
+  Tokenizer tokenizer_;
+  Weights<C> weights_{};
+  std::unique_ptr<State<C>> state_;
+  int threads_ = 1;
+};
+
+}  // namespace kiln::llama

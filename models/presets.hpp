@@ -1,0 +1,30 @@
+// Named model shapes for synthetic (random-weight) models: the demo and the
+// benchmarks get real-sized models without any download.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace kiln {
+
+struct ModelShape {
+  std::string_view name;
+  int n_embd, n_layer, n_head, n_head_kv, n_ff, n_vocab, n_ctx;
+};
+
+inline constexpr ModelShape kPresets[] = {
+    // Karpathy's llama2.c TinyStories models.
+    {"stories260k", 64, 5, 8, 4, 172, 512, 512},
+    {"stories15m", 288, 6, 6, 6, 768, 32000, 256},
+    {"stories110m", 768, 12, 12, 12, 2048, 32000, 1024},
+    // TinyLlama 1.1B (Llama 2 architecture with grouped-query attention).
+    {"tinyllama-1.1b", 2048, 22, 32, 4, 5632, 32000, 2048},
+};
+
+constexpr std::optional<ModelShape> find_preset(std::string_view name) {
+  for (const auto& p : kPresets)
+    if (p.name == name) return p;
+  return std::nullopt;
+}
+
+}  // namespace kiln

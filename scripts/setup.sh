@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kiln needs to build (as root), or prints the
+# apt-get line to run and stops (as any other user).
+set -euo pipefail
+
+packages=(g++ cmake make libxsimd-dev doctest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+  echo "kiln: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "kiln: missing packages: ${missing[*]}" >&2
+  echo "kiln: install them with:  sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi

@@ -1,0 +1,64 @@
+#include "tests/run_process.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace kiln::test {
+
+namespace {
+
+// A temporary file that is removed when it goes out of scope.
+struct TempFile {
+  std::string path;
+  int fd;
+  TempFile() {
+    char name[] = "/tmp/kiln-test-XXXXXX";
+    fd = mkstemp(name);
+    if (fd < 0) throw std::runtime_error("mkstemp failed");
+    path = name;
+  }
+  ~TempFile() {
+    close(fd);
+    unlink(path.c_str());
+  }
+  std::string contents() const {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+};
+
+}  // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv) {
+  // Output goes to files, not pipes, so a chatty child can never block.
+  TempFile out, err;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out.fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, err.fd, 2);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ProcessResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = out.contents();
+  r.err = err.contents();
+  return r;
+}
+
+}  // namespace kiln::test

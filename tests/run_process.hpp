@@ -1,0 +1,17 @@
+// Running a program from a test and capturing what it prints.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kiln::test {
+
+struct ProcessResult {
+  int exit_code = -1;  // -1 if it did not exit normally (crashed)
+  std::string out;
+  std::string err;
+};
+
+ProcessResult run_process(const std::vector<std::string>& argv);
+
+}  // namespace kiln::test

@@ -1,0 +1,559 @@
+// Kernels against their scalar references, plus the numerics contract: a
+// result never depends on the batch size, a token's place in the batch, or
+// the number of threads.
+#include <doctest/doctest.h>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/activation.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/fp16.hpp"
+#include "kernels/matmul.hpp"
+#include "kernels/norm.hpp"
+#include "kernels/quant.hpp"
+#include "kernels/reference.hpp"
+#include "kernels/rope.hpp"
+
+using namespace kiln;
+using namespace kiln::kernels;
+
+namespace {
+
+constexpr double kUnitRoundoff = 0x1p-24;  // float's relative rounding error
+constexpr int kMaxBatch = 17;
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Runs f on `threads` threads of one parallel region, the way a model's
+// forward pass calls the kernels.
+template <class F>
+void in_parallel(int threads, F&& f) {
+#pragma omp parallel num_threads(threads)
+  f();
+}
+
+// Every element within its tolerance; reports the first one that is not.
+void expect_close(const std::vector<float>& actual, const std::vector<float>& expected,
+                  const std::vector<double>& tolerance) {
+  REQUIRE(actual.size() == expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (std::fabs(static_cast<double>(actual[i]) - expected[i]) > tolerance[i]) {
+      FAIL_CHECK("element " << i << ": " << actual[i] << " vs expected " << expected[i] << " (tolerance "
+                            << tolerance[i] << ")");
+      return;
+    }
+  }
+}
+
+void expect_same_bits(const float* actual, const float* expected, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (std::bit_cast<uint32_t>(actual[i]) != std::bit_cast<uint32_t>(expected[i])) {
+      FAIL_CHECK("element " << i << " differs: " << actual[i] << " vs " << expected[i]);
+      return;
+    }
+  }
+}
+
+void expect_same_bits(const std::vector<float>& actual, const std::vector<float>& expected) {
+  REQUIRE(actual.size() == expected.size());
+  expect_same_bits(actual.data(), expected.data(), actual.size());
+}
+
+// ---------------------------------------------------------------------------
+// fp16
+
+TEST_CASE("fp16: known values and edge cases") {
+  struct Case {
+    float value;
+    uint16_t half;
+  };
+  const Case exact[] = {
+      {0.0f, 0x0000},     {-0.0f, 0x8000},         {1.0f, 0x3c00},           {-2.0f, 0xc000},
+      {0.5f, 0x3800},     {65504.0f, 0x7bff},      {0x1p-14f, 0x0400},       {0x1p-24f, 0x0001},
+      {0x3p-24f, 0x0003}, {0x3ffp-24f, 0x03ff},    {-0x1p-24f, 0x8001},      {1.0f + 0x1p-10f, 0x3c01},
+      {INFINITY, 0x7c00}, {-INFINITY, 0xfc00},
+  };
+  for (const Case& c : exact) {
+    CAPTURE(c.value);
+    CHECK(fp32_to_fp16(c.value) == c.half);
+    CHECK(fp16_to_fp32(c.half) == c.value);
+    CHECK(std::signbit(fp16_to_fp32(c.half)) == std::signbit(c.value));
+  }
+
+  const Case rounded[] = {
+      {1.0f + 0x1p-11f, 0x3c00},          // tie: rounds to the even mantissa 0
+      {1.0f + 0x3p-11f, 0x3c02},          // tie: rounds to the even mantissa 2
+      {1.0f + 0x1p-11f + 0x1p-20f, 0x3c01},  // just above the tie
+      {65519.0f, 0x7bff},                 // below the midpoint to 2^16
+      {65520.0f, 0x7c00},                 // the midpoint rounds (to even) to inf
+      {1e10f, 0x7c00},
+      {0x1p-25f, 0x0000},                 // half the smallest subnormal: tie to 0
+      {0x1.000002p-25f, 0x0001},
+      {0x3p-25f, 0x0002},                 // 1.5 units: tie to 2
+      {0x1p-30f, 0x0000},
+      {0x1p-140f, 0x0000},                // a float subnormal
+      {-0x1p-140f, 0x8000},
+      {0x1.ffcp-15f, 0x0400},             // rounds up into the smallest normal
+  };
+  for (const Case& c : rounded) {
+    CAPTURE(c.value);
+    CHECK(fp32_to_fp16(c.value) == c.half);
+    CHECK(fp32_to_fp16_portable(c.value) == c.half);
+  }
+
+  CHECK(std::isnan(fp16_to_fp32(0x7e00)));
+  CHECK(std::isnan(fp16_to_fp32(0x7c01)));
+  CHECK((fp32_to_fp16(NAN) & 0x7c00) == 0x7c00);
+  CHECK((fp32_to_fp16(NAN) & 0x03ff) != 0);
+}
+
+TEST_CASE("fp16: portable conversions match the ones in use on every input") {
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    const auto half = static_cast<uint16_t>(h);
+    const float f = fp16_to_fp32(half);
+    if (std::bit_cast<uint32_t>(fp16_to_fp32_portable(half)) != std::bit_cast<uint32_t>(f))
+      FAIL("fp16_to_fp32 differs for half bits " << h);
+    if (!std::isnan(f) && fp32_to_fp16(f) != half) FAIL("round trip changes half bits " << h);
+  }
+
+  // Floats around every half: the half itself, the midpoint to the next one
+  // (ties) and the floats just either side of it; then a sweep of bit patterns.
+  std::vector<float> probes;
+  for (uint32_t h = 0; h < 0x7c00; ++h) {
+    const float lo = fp16_to_fp32(static_cast<uint16_t>(h));
+    const float mid = std::bit_cast<float>((std::bit_cast<uint32_t>(lo) + std::bit_cast<uint32_t>(
+                                               fp16_to_fp32(static_cast<uint16_t>(h + 1)))) / 2);
+    for (float f : {lo, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY)}) {
+      probes.push_back(f);
+      probes.push_back(-f);
+    }
+  }
+  for (uint64_t bits = 0; bits <= 0xffffffff; bits += 65521) probes.push_back(std::bit_cast<float>(uint32_t(bits)));
+
+  for (float f : probes) {
+    if (fp32_to_fp16_portable(f) != fp32_to_fp16(f))
+      FAIL("fp32_to_fp16 differs for float bits " << std::bit_cast<uint32_t>(f));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// quantization
+
+TEST_CASE("quant: Q8_0 known blocks") {
+  // d = 1/127 rounds to fp16 0x2008 = 2^-7 * (1 + 8/1024) = 0.00787353515625.
+  std::vector<float> x(32, 0.25f);
+  x[0] = 1.0f;
+  BlockQ8_0 block;
+  quantize_row(TensorType::Q8_0, x.data(), &block, 32);
+  CHECK(block.d == 0x2008);
+  CHECK(block.qs[0] == 127);
+  for (int j = 1; j < 32; ++j) CHECK(block.qs[j] == 32);  // round(0.25 * 127 = 31.75)
+
+  std::vector<float> back(32);
+  dequantize_row(TensorType::Q8_0, &block, back.data(), 32);
+  CHECK(back[0] == 0.99993896484375f);  // 127 * d
+  CHECK(back[1] == 0.251953125f);       // 32 * d
+
+  // Integers up to 127 in magnitude are stored exactly with d = 1.
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j * 8 - 127);
+  quantize_row(TensorType::Q8_0, x.data(), &block, 32);
+  CHECK(block.d == 0x3c00);
+  for (int j = 0; j < 32; ++j) CHECK(block.qs[j] == j * 8 - 127);
+}
+
+TEST_CASE("quant: Q4_0 known blocks") {
+  // Largest magnitude -8 gives d = 1; value v is stored as nibble v + 8.
+  std::vector<float> x(32);
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j % 16 - 8);
+  BlockQ4_0 block;
+  quantize_row(TensorType::Q4_0, x.data(), &block, 32);
+  CHECK(block.d == 0x3c00);
+  for (int j = 0; j < 16; ++j) CHECK(block.qs[j] == j * 0x11);  // element j low nibble, j + 16 high
+
+  // Largest magnitude +4 gives d = -0.5 (0xb800): 4 -> nibble 0, 1 -> nibble 6.
+  x.assign(32, 1.0f);
+  x[3] = 4.0f;
+  quantize_row(TensorType::Q4_0, x.data(), &block, 32);
+  CHECK(block.d == 0xb800);
+  for (int j = 0; j < 16; ++j) CHECK(block.qs[j] == (j == 3 ? 0x60 : 0x66));
+
+  std::vector<float> back(32);
+  dequantize_row(TensorType::Q4_0, &block, back.data(), 32);
+  expect_same_bits(back, x);  // these values are exactly representable
+}
+
+TEST_CASE("quant: round trips") {
+  const int n = 32 * 9;
+  std::vector<float> x = random_floats(n, 1, -3.0f, 3.0f);
+  for (int j = 32; j < 64; ++j) x[j] = 0.0f;  // an all-zero block must stay zero
+  std::vector<float> back(n);
+
+  for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::Q8_0, TensorType::Q4_0}) {
+    CAPTURE(traits_of(t).name);
+    std::vector<uint8_t> q(row_bytes(t, n));
+    quantize_row(t, x.data(), q.data(), n);
+    dequantize_row(t, q.data(), back.data(), n);
+
+    for (int b = 0; b < n / 32; ++b) {
+      float amax = 0.0f;
+      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+      for (int j = 0; j < 32; ++j) {
+        const int i = b * 32 + j;
+        // Allowed error: rounding to the grid, plus d's own fp16 rounding
+        // (relative 2^-11) times the largest grid index; Q4_0 may also clamp
+        // the element opposite the maximum from 8 to 7 steps (one full step).
+        double tol = 0.0;
+        if (t == TensorType::F16) tol = std::fabs(x[i]) * 0x1p-11;
+        if (t == TensorType::Q8_0) tol = amax / 127.0 * (0.5 + 127 * 0x1p-11);
+        if (t == TensorType::Q4_0) tol = amax / 8.0 * (1.0 + 8 * 0x1p-11);
+        if (std::fabs(back[i] - x[i]) > tol) FAIL_CHECK("element " << i << ": " << back[i] << " vs " << x[i]);
+      }
+    }
+
+    // Quantizing dequantized values reproduces the same bytes.
+    std::vector<uint8_t> again(q.size());
+    quantize_row(t, back.data(), again.data(), n);
+    CHECK(again == q);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// matmul and get_rows
+
+// Random weights of type t, as stored bytes.
+std::vector<uint8_t> random_weights(TensorType t, int rows, int cols, uint32_t seed) {
+  const std::vector<float> w = random_floats(static_cast<size_t>(rows) * cols, seed);
+  std::vector<uint8_t> bytes(row_bytes(t, cols) * rows);
+  for (int r = 0; r < rows; ++r) quantize_row(t, w.data() + r * cols, bytes.data() + r * row_bytes(t, cols), cols);
+  return bytes;
+}
+
+template <TensorType T, int Rows, int Cols>
+void check_matmul() {
+  CAPTURE(traits_of(T).name);
+  CAPTURE(Rows);
+  CAPTURE(Cols);
+  const std::vector<uint8_t> w = random_weights(T, Rows, Cols, Rows * 1000 + Cols);
+  const std::vector<float> x = random_floats(static_cast<size_t>(kMaxBatch) * Cols, Cols);
+
+  std::vector<float> y(kMaxBatch * Rows);
+  matmul<T, Rows, Cols>(w.data(), x.data(), y.data(), kMaxBatch);
+
+  // Against the reference, within the worst-case error of summing Cols
+  // products in float: (Cols + 8) roundings of at most the sum of |products|.
+  std::vector<float> expected(y.size());
+  ref_matmul(T, w.data(), Rows, Cols, x.data(), expected.data(), kMaxBatch);
+  std::vector<float> w_float(static_cast<size_t>(Rows) * Cols);
+  dequantize_row(T, w.data(), w_float.data(), static_cast<int64_t>(Rows) * Cols);
+  std::vector<double> tolerance(y.size());
+  for (int t = 0; t < kMaxBatch; ++t) {
+    for (int r = 0; r < Rows; ++r) {
+      double magnitude = 0.0;
+      for (int k = 0; k < Cols; ++k) magnitude += std::fabs(w_float[r * Cols + k] * x[t * Cols + k]);
+      tolerance[t * Rows + r] = (Cols + 8) * kUnitRoundoff * magnitude;
+    }
+  }
+  expect_close(y, expected, tolerance);
+
+  // Any weight type computes exactly what F32 does on its dequantized values.
+  if constexpr (T != TensorType::F32) {
+    std::vector<float> y_f32(y.size());
+    matmul<TensorType::F32, Rows, Cols>(w_float.data(), x.data(), y_f32.data(), kMaxBatch);
+    expect_same_bits(y, y_f32);
+  }
+
+  // Same bits for every batch size, for a token alone, and on 1-3 threads.
+  std::vector<float> y_n(y.size());
+  for (int n = 1; n < kMaxBatch; ++n) {
+    matmul<T, Rows, Cols>(w.data(), x.data(), y_n.data(), n);
+    expect_same_bits(y_n.data(), y.data(), static_cast<size_t>(n) * Rows);
+  }
+  for (int t = 0; t < kMaxBatch; ++t) {
+    matmul<T, Rows, Cols>(w.data(), x.data() + t * Cols, y_n.data(), 1);
+    expect_same_bits(y_n.data(), y.data() + t * Rows, Rows);
+  }
+  for (int threads = 1; threads <= 3; ++threads) {
+    for (int n : {1, kMaxBatch}) {
+      std::fill(y_n.begin(), y_n.end(), 0.0f);
+      in_parallel(threads, [&] { matmul<T, Rows, Cols>(w.data(), x.data(), y_n.data(), n); });
+      expect_same_bits(y_n.data(), y.data(), static_cast<size_t>(n) * Rows);
+    }
+  }
+}
+
+template <TensorType T, int Cols>
+void check_matmul_all_rows() {
+  check_matmul<T, 1, Cols>();
+  check_matmul<T, 5, Cols>();
+  check_matmul<T, 33, Cols>();
+  check_matmul<T, 67, Cols>();
+}
+
+TEST_CASE("matmul: F32") {
+  check_matmul_all_rows<TensorType::F32, 7>();
+  check_matmul_all_rows<TensorType::F32, 61>();
+  check_matmul_all_rows<TensorType::F32, 172>();
+}
+
+TEST_CASE("matmul: F16") {
+  check_matmul_all_rows<TensorType::F16, 7>();
+  check_matmul_all_rows<TensorType::F16, 61>();
+  check_matmul_all_rows<TensorType::F16, 172>();
+}
+
+TEST_CASE("matmul: Q8_0") {
+  check_matmul_all_rows<TensorType::Q8_0, 32>();
+  check_matmul_all_rows<TensorType::Q8_0, 96>();
+  check_matmul_all_rows<TensorType::Q8_0, 288>();
+}
+
+TEST_CASE("matmul: Q4_0") {
+  check_matmul_all_rows<TensorType::Q4_0, 32>();
+  check_matmul_all_rows<TensorType::Q4_0, 96>();
+  check_matmul_all_rows<TensorType::Q4_0, 288>();
+}
+
+template <TensorType T, int Cols>
+void check_get_rows() {
+  CAPTURE(traits_of(T).name);
+  constexpr int kRows = 6;
+  const std::vector<uint8_t> w = random_weights(T, kRows, Cols, 7);
+  const std::vector<int32_t> ids = {3, 0, 5, 3, 1};
+  const int n = static_cast<int>(ids.size());
+
+  std::vector<float> expected(n * Cols);
+  for (int t = 0; t < n; ++t) dequantize_row(T, w.data() + ids[t] * row_bytes(T, Cols), &expected[t * Cols], Cols);
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<float> out(n * Cols);
+    in_parallel(threads, [&] { get_rows<T, Cols>(w.data(), ids.data(), n, out.data()); });
+    expect_same_bits(out, expected);
+  }
+}
+
+TEST_CASE("get_rows: every type") {
+  check_get_rows<TensorType::F32, 61>();
+  check_get_rows<TensorType::F16, 61>();
+  check_get_rows<TensorType::Q8_0, 96>();
+  check_get_rows<TensorType::Q4_0, 96>();
+}
+
+// ---------------------------------------------------------------------------
+// rmsnorm
+
+template <int N>
+void check_rmsnorm() {
+  CAPTURE(N);
+  const std::vector<float> x = random_floats(kMaxBatch * N, N, -4.0f, 4.0f);
+  const std::vector<float> weight = random_floats(N, N + 1, 0.5f, 1.5f);
+  const float eps = 1e-5f;
+
+  std::vector<float> out(x.size());
+  rmsnorm<N>(x.data(), weight.data(), out.data(), kMaxBatch, eps);
+
+  // A float sum of N squares is off by at most N roundings; a few more come
+  // from the division, square root and products.
+  std::vector<float> expected(x.size());
+  ref_rmsnorm(x.data(), weight.data(), expected.data(), N, kMaxBatch, eps);
+  std::vector<double> tolerance(x.size());
+  for (size_t i = 0; i < x.size(); ++i) tolerance[i] = (N + 8) * kUnitRoundoff * std::fabs(expected[i]);
+  expect_close(out, expected, tolerance);
+
+  // In place, batched differently, on 1-3 threads: same bits.
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<float> in_place = x;
+    in_parallel(threads, [&] { rmsnorm<N>(in_place.data(), weight.data(), in_place.data(), kMaxBatch, eps); });
+    expect_same_bits(in_place, out);
+  }
+  std::vector<float> single(N);
+  rmsnorm<N>(x.data() + 5 * N, weight.data(), single.data(), 1, eps);
+  expect_same_bits(single.data(), out.data() + 5 * N, N);
+}
+
+TEST_CASE("rmsnorm") {
+  check_rmsnorm<7>();
+  check_rmsnorm<64>();
+  check_rmsnorm<288>();
+}
+
+// ---------------------------------------------------------------------------
+// rope
+
+TEST_CASE("rope_inv_freq") {
+  std::vector<float> inv_freq(4);
+  rope_inv_freq(10000.0f, 8, inv_freq.data());
+  CHECK(inv_freq[0] == 1.0f);
+  CHECK(inv_freq[1] == doctest::Approx(0.1).epsilon(1e-6));
+  CHECK(inv_freq[2] == doctest::Approx(0.01).epsilon(1e-6));
+  CHECK(inv_freq[3] == doctest::Approx(0.001).epsilon(1e-6));
+}
+
+template <int NHeads, int HeadDim, int RotDim>
+void check_rope(int pos0) {
+  CAPTURE(NHeads);
+  CAPTURE(HeadDim);
+  CAPTURE(RotDim);
+  CAPTURE(pos0);
+  constexpr int kDim = NHeads * HeadDim;
+  std::vector<float> inv_freq(RotDim / 2);
+  rope_inv_freq(10000.0f, RotDim, inv_freq.data());
+  const std::vector<float> x = random_floats(kMaxBatch * kDim, kDim + pos0);
+
+  std::vector<float> out = x;
+  rope_adjacent<NHeads, HeadDim, RotDim>(out.data(), kMaxBatch, pos0, inv_freq.data());
+
+  // cosf/sinf are within an ulp or so; each output adds two products.
+  std::vector<float> expected = x;
+  ref_rope_adjacent(expected.data(), kMaxBatch, NHeads, HeadDim, RotDim, pos0, inv_freq.data());
+  std::vector<double> tolerance(x.size(), 0.0);  // unrotated dimensions stay exact
+  for (int t = 0; t < kMaxBatch; ++t)
+    for (int h = 0; h < NHeads; ++h)
+      for (int i = 0; i < RotDim; i += 2) {
+        const int at = t * kDim + h * HeadDim + i;
+        const double magnitude = std::fabs(x[at]) + std::fabs(x[at + 1]);
+        tolerance[at] = tolerance[at + 1] = 6 * kUnitRoundoff * magnitude;
+      }
+  expect_close(out, expected, tolerance);
+
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<float> again = x;
+    in_parallel(threads, [&] { rope_adjacent<NHeads, HeadDim, RotDim>(again.data(), kMaxBatch, pos0, inv_freq.data()); });
+    expect_same_bits(again, out);
+  }
+  for (int t = 0; t < kMaxBatch; ++t) {
+    std::vector<float> single(x.begin() + t * kDim, x.begin() + (t + 1) * kDim);
+    rope_adjacent<NHeads, HeadDim, RotDim>(single.data(), 1, pos0 + t, inv_freq.data());
+    expect_same_bits(single.data(), out.data() + t * kDim, kDim);
+  }
+}
+
+TEST_CASE("rope_adjacent") {
+  for (int pos0 : {0, 1000}) {
+    check_rope<3, 16, 16>(pos0);
+    check_rope<2, 12, 6>(pos0);  // partial rotation: dims 6..11 untouched
+  }
+}
+
+// ---------------------------------------------------------------------------
+// attention
+
+template <int NHead, int NHeadKV, int HeadDim>
+void check_attention(int pos0) {
+  CAPTURE(NHead);
+  CAPTURE(NHeadKV);
+  CAPTURE(HeadDim);
+  CAPTURE(pos0);
+  constexpr int kQDim = NHead * HeadDim;
+  constexpr int kKVDim = NHeadKV * HeadDim;
+  const int n_pos = pos0 + kMaxBatch;
+  const std::vector<float> q = random_floats(kMaxBatch * kQDim, 1, -2.0f, 2.0f);
+  const std::vector<float> k = random_floats(n_pos * kKVDim, 2, -2.0f, 2.0f);
+  const std::vector<float> v = random_floats(n_pos * kKVDim, 3);
+  const int stride = n_pos;
+  std::vector<float> scores(3 * stride);
+
+  std::vector<float> out(q.size());
+  attention<NHead, NHeadKV, HeadDim>(q.data(), k.data(), v.data(), out.data(), kMaxBatch, pos0, scores.data(), stride);
+
+  // A score's error (about HeadDim roundings of |q|.|k| <= 4 * HeadDim) is an
+  // absolute error of the exponent, i.e. a relative error of its softmax
+  // weight; the weights' normalisation and the weighted sum of values
+  // (|v| <= 1) add about n_pos more roundings.
+  std::vector<float> expected(q.size());
+  ref_attention(q.data(), k.data(), v.data(), expected.data(), kMaxBatch, pos0, NHead, NHeadKV, HeadDim);
+  const double score_error = (HeadDim + 4) * kUnitRoundoff * 4 * HeadDim / std::sqrt(HeadDim);
+  std::vector<double> tolerance(q.size());
+  for (int t = 0; t < kMaxBatch; ++t)
+    for (int i = 0; i < kQDim; ++i) tolerance[t * kQDim + i] = 2 * score_error + (pos0 + t + 16) * kUnitRoundoff;
+  expect_close(out, expected, tolerance);
+
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<float> again(q.size());
+    in_parallel(threads, [&] {
+      attention<NHead, NHeadKV, HeadDim>(q.data(), k.data(), v.data(), again.data(), kMaxBatch, pos0, scores.data(),
+                                         stride);
+    });
+    expect_same_bits(again, out);
+  }
+  for (int t = 0; t < kMaxBatch; ++t) {
+    std::vector<float> single(kQDim);
+    attention<NHead, NHeadKV, HeadDim>(q.data() + t * kQDim, k.data(), v.data(), single.data(), 1, pos0 + t,
+                                       scores.data(), stride);
+    expect_same_bits(single.data(), out.data() + t * kQDim, kQDim);
+  }
+}
+
+TEST_CASE("attention") {
+  for (int pos0 : {0, 5}) {
+    check_attention<4, 2, 16>(pos0);  // grouped-query: 2 query heads per kv head
+    check_attention<3, 3, 8>(pos0);
+    check_attention<2, 1, 12>(pos0);  // head size not a multiple of the SIMD width
+  }
+}
+
+// ---------------------------------------------------------------------------
+// element-wise
+
+TEST_CASE("swiglu") {
+  constexpr int kN = 37;
+  const std::vector<float> gate = random_floats(kMaxBatch * kN, 11, -10.0f, 10.0f);
+  const std::vector<float> up = random_floats(kMaxBatch * kN, 12);
+
+  std::vector<float> expected = gate;
+  ref_swiglu(expected.data(), up.data(), kMaxBatch * kN);
+  std::vector<double> tolerance(gate.size());
+  for (size_t i = 0; i < gate.size(); ++i) tolerance[i] = 8 * kUnitRoundoff * std::fabs(expected[i]);
+
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<float> out = gate;
+    in_parallel(threads, [&] { swiglu<kN>(out.data(), up.data(), kMaxBatch); });
+    expect_close(out, expected, tolerance);
+  }
+}
+
+TEST_CASE("add") {
+  constexpr int kN = 37;
+  const std::vector<float> x = random_floats(kMaxBatch * kN, 13);
+  const std::vector<float> y = random_floats(kMaxBatch * kN, 14);
+  std::vector<float> expected(x.size());
+  for (size_t i = 0; i < x.size(); ++i) expected[i] = x[i] + y[i];
+
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<float> sum = x;
+    in_parallel(threads, [&] { add<kN>(sum.data(), y.data(), kMaxBatch); });
+    expect_same_bits(sum, expected);
+  }
+}
+
+TEST_CASE("softmax") {
+  for (int n : {1, 2, 9, 100}) {
+    CAPTURE(n);
+    std::vector<float> x = random_floats(n, n, -10.0f, 10.0f);
+    x[0] = 80.0f;  // exp(80) overflows float: only works if the max is subtracted
+    std::vector<float> expected = x;
+    ref_softmax(expected.data(), n);
+    softmax(x.data(), n);
+
+    // exp(x - max) is off relatively by up to |x - max| roundings (<= 90 here)
+    // and the sum adds n more.
+    std::vector<double> tolerance(n);
+    for (int i = 0; i < n; ++i) tolerance[i] = (n + 100) * kUnitRoundoff * expected[i] + 1e-38;
+    expect_close(x, expected, tolerance);
+  }
+}
+
+}  // namespace
