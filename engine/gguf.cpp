@@ -14,7 +14,6 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
-#include <system_error>
 
 namespace kiln {
 
@@ -34,6 +33,19 @@ constexpr uint64_t kMinKeyValueBytes = 8 + 4 + 1;        // key length, value ty
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 8 + 4 + 8;  // name length, n_dims, 1 dim, type, offset
 
 std::string at(uint64_t offset) { return " at offset " + std::to_string(offset); }
+
+[[noreturn]] void fail_with_errno(const std::string& path, const char* action) {
+  const int err = errno;
+  throw Error(path + ": cannot " + action + " (" + std::strerror(err) + ")");
+}
+
+// Closes the descriptor when open() returns; the mapping outlives it.
+struct FileDescriptor {
+  int fd;
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
 
 // A cursor over the file image. Every read checks that the bytes exist.
 class Reader {
@@ -99,7 +111,7 @@ uint64_t min_encoded_bytes(GgufValueType type) {
     case GgufValueType::STRING: return 8;      // the length
     case GgufValueType::ARRAY: return 4 + 8;   // element type and count
   }
-  return 1;
+  return 1;  // not reached: read_value_type() lets only the ids above through
 }
 
 GgufValue read_value(Reader& r, GgufValueType type, int nesting);
@@ -141,7 +153,7 @@ GgufValue read_value(Reader& r, GgufValueType type, int nesting) {
       return {type, b == 1};
     }
   }
-  r.fail("unknown value type " + std::to_string(static_cast<uint32_t>(type)));
+  r.fail("unknown value type " + std::to_string(static_cast<uint32_t>(type)));  // not reached, as above
 }
 
 // ---- header ----
@@ -293,28 +305,17 @@ uint64_t tensor_nbytes(TensorType type, std::span<const int64_t> dims, const std
 GgufFile GgufFile::open(const std::string& path) {
   GgufFile f;
   f.path_ = path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
+  const FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) fail_with_errno(path, "open");
   struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw Error(path + ": cannot stat (" + std::strerror(err) + ")");
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error(path + ": not a regular file");
-  }
+  if (fstat(file.fd, &st) != 0) fail_with_errno(path, "stat");
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
   f.size_ = static_cast<size_t>(st.st_size);
   if (f.size_ > 0) {  // mmap refuses length 0; parse() reports the empty file
-    void* mapping = mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    const int err = errno;
-    ::close(fd);
-    if (mapping == MAP_FAILED) throw Error(path + ": cannot map (" + std::strerror(err) + ")");
+    void* mapping = mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, file.fd, 0);
+    if (mapping == MAP_FAILED) fail_with_errno(path, "map");
     f.mapping_ = mapping;
     f.base_ = static_cast<const uint8_t*>(mapping);
-  } else {
-    ::close(fd);
   }
   f.parse();
   return f;

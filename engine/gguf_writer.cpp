@@ -72,6 +72,12 @@ void put_value(std::vector<uint8_t>& out, const GgufValue& v, const std::string&
   throw Error("GgufWriter: key '" + key + "': unknown value type " + std::to_string(static_cast<uint32_t>(v.type)));
 }
 
+void put_key_value(std::vector<uint8_t>& out, const std::string& key, const GgufValue& value) {
+  put_string(out, key);
+  put(out, static_cast<uint32_t>(value.type));
+  put_value(out, value, key);
+}
+
 }  // namespace
 
 GgufWriter::GgufWriter(uint64_t alignment) : alignment_(alignment) {
@@ -83,10 +89,8 @@ void GgufWriter::add(const std::string& key, const GgufValue& value) {
   if (key == "general.alignment")
     throw Error("GgufWriter: set general.alignment through the constructor, not add()");
   if (keys_.contains(key)) throw Error("GgufWriter: key '" + key + "' added twice");
-  std::vector<uint8_t> encoded;
-  put_string(encoded, key);
-  put(encoded, static_cast<uint32_t>(value.type));
-  put_value(encoded, value, key);
+  std::vector<uint8_t> encoded;  // appended only once the whole value encoded
+  put_key_value(encoded, key, value);
   metadata_.insert(metadata_.end(), encoded.begin(), encoded.end());
   keys_.insert(key);
 }
@@ -137,11 +141,7 @@ std::vector<uint8_t> GgufWriter::bytes() const {
   put(out, kWrittenVersion);
   put<uint64_t>(out, tensors_.size());
   put<uint64_t>(out, keys_.size() + (custom_alignment ? 1 : 0));
-  if (custom_alignment) {
-    put_string(out, "general.alignment");
-    put(out, static_cast<uint32_t>(GgufValueType::UINT32));
-    put(out, static_cast<uint32_t>(alignment_));
-  }
+  if (custom_alignment) put_key_value(out, "general.alignment", {GgufValueType::UINT32, alignment_});
   out.insert(out.end(), metadata_.begin(), metadata_.end());
 
   // Each tensor starts at the next aligned offset of the data section.

@@ -3,7 +3,9 @@
 // program and embedding code talk to a model only through it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "engine/model_desc.hpp"
 #include "engine/tokenizer.hpp"
@@ -12,6 +14,19 @@ namespace kiln {
 
 // Which logits a forward call produces.
 enum class Logits { None, Last, All };
+
+// How the KV cache stores one position: a key and a value vector of kv_dim
+// elements per layer. Saved states record it so that a cache written by one
+// binary is only read back into a cache of the same layout.
+struct KvLayout {
+  int n_layer = 0;
+  int kv_dim = 0;               // elements of one key (or value) vector
+  std::string type;             // element type, e.g. "f32"
+  int bytes_per_value = 0;
+
+  size_t bytes_per_position() const { return 2 * size_t(n_layer) * size_t(kv_dim) * size_t(bytes_per_value); }
+  bool operator==(const KvLayout&) const = default;
+};
 
 class Model {
  public:
@@ -33,6 +48,15 @@ class Model {
   // Requires 1 <= n <= max_batch() and pos + n <= n_ctx(). `logits` receives
   // n_vocab floats (Logits::Last) or n * n_vocab floats (Logits::All).
   virtual void forward(const int32_t* tokens, int n, int pos, Logits which, float* logits) = 0;
+
+  // Copies positions [first_pos, first_pos + n_pos) of the KV cache out of or
+  // into the model, n_pos * kv_layout().bytes_per_position() bytes, position
+  // by position (within a position: layer by layer, the key then the value),
+  // so the first k positions of a copy are a prefix of its bytes. Throws
+  // kiln::Error if the range is not inside [0, n_ctx()).
+  virtual KvLayout kv_layout() const = 0;
+  virtual void read_kv(int first_pos, int n_pos, uint8_t* out) const = 0;
+  virtual void write_kv(int first_pos, int n_pos, const uint8_t* in) = 0;
 };
 
 }  // namespace kiln

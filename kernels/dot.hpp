@@ -23,8 +23,7 @@ void dot_tile(const uint8_t* w, const float* x, float (&out)[NRows][NVecs]) {
   constexpr int64_t kRowBytes = static_cast<int64_t>(row_bytes(T, Cols));
   constexpr int kLanes = static_cast<int>(FloatVec::size);
   constexpr int kSimdCols = Cols / kLanes * kLanes;
-  static_assert(kSimdCols == Cols || traits_of(T).block_elems == 1,
-                "quantized rows must be whole SIMD vectors (block size is a multiple of the lane count)");
+  static_assert(kSimdCols == Cols || traits_of(T).block_elems == 1, "only float rows have a scalar tail");
 
   FloatVec acc[NRows][NVecs];
   for (auto& row_acc : acc)
@@ -33,8 +32,8 @@ void dot_tile(const uint8_t* w, const float* x, float (&out)[NRows][NVecs]) {
   // Whole quantized blocks per outer step: the compiler then sees where in
   // its block each vector lies, and decodes a block's scale only once.
   constexpr int kStep = std::max(kLanes, traits_of(T).block_elems);
-  for (int block = 0; block < kSimdCols; block += kStep) {
-    for (int k = block; k < block + kStep; k += kLanes) {
+  for (int k0 = 0; k0 < kSimdCols; k0 += kStep) {
+    for (int k = k0; k < k0 + kStep; k += kLanes) {
       FloatVec wk[NRows];
       for (int r = 0; r < NRows; ++r) wk[r] = WeightRow<T>::load(w + r * kRowBytes, k);
       for (int t = 0; t < NVecs; ++t) {

@@ -42,7 +42,7 @@ uint16_t fp32_to_fp16_portable(float f) {
 
   if (magnitude > 0x7f800000)  // NaN: quiet it and keep the top payload bits, like F16C
     return sign | 0x7e00 | ((magnitude >> 13) & 0x3ff);
-  if (magnitude >= 0x47800000)  // >= 2^16 (or inf): beyond any rounding to 65504
+  if (magnitude >= 0x47800000)  // >= 2^16 (or inf): too large for a half
     return sign | 0x7c00;
   if (magnitude >= 0x38800000) {  // a normal half (or rounds up to inf, 0x7c00)
     // Rebias the exponent (127 -> 15) in place and drop 13 mantissa bits; a

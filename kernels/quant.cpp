@@ -51,10 +51,14 @@ void quantize_block_q4_0(const float* x, BlockQ4_0& out) {
 
 void dequantize_row(TensorType t, const void* src, float* dst, int64_t n) {
   switch (t) {
-    case TensorType::F32: return dequantize<TensorType::F32>(src, dst, n);
-    case TensorType::F16: return dequantize<TensorType::F16>(src, dst, n);
-    case TensorType::Q4_0: return dequantize<TensorType::Q4_0>(src, dst, n);
-    case TensorType::Q8_0: return dequantize<TensorType::Q8_0>(src, dst, n);
+    case TensorType::F32:
+      return dequantize<TensorType::F32>(src, dst, n);
+    case TensorType::F16:
+      return dequantize<TensorType::F16>(src, dst, n);
+    case TensorType::Q4_0:
+      return dequantize<TensorType::Q4_0>(src, dst, n);
+    case TensorType::Q8_0:
+      return dequantize<TensorType::Q8_0>(src, dst, n);
   }
 }
 

@@ -64,7 +64,8 @@ void ref_attention(const float* q, const float* k_cache, const float* v_cache, f
       double max = -INFINITY;
       for (int j = 0; j < n_pos; ++j) {
         double score = 0.0;
-        for (int i = 0; i < head_dim; ++i) score += static_cast<double>(q_head[i]) * k_cache[j * kv_dim + kv_offset + i];
+        for (int i = 0; i < head_dim; ++i)
+          score += static_cast<double>(q_head[i]) * k_cache[j * kv_dim + kv_offset + i];
         weights[j] = score / std::sqrt(static_cast<double>(head_dim));
         max = std::max(max, weights[j]);
       }

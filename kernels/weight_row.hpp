@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <cstring>
-
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/fp16.hpp"

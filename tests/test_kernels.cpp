@@ -3,14 +3,10 @@
 // the number of threads.
 #include <doctest/doctest.h>
 
-#include <omp.h>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <limits>
 #include <random>
 #include <vector>
 
@@ -83,10 +79,9 @@ TEST_CASE("fp16: known values and edge cases") {
     uint16_t half;
   };
   const Case exact[] = {
-      {0.0f, 0x0000},     {-0.0f, 0x8000},         {1.0f, 0x3c00},           {-2.0f, 0xc000},
-      {0.5f, 0x3800},     {65504.0f, 0x7bff},      {0x1p-14f, 0x0400},       {0x1p-24f, 0x0001},
-      {0x3p-24f, 0x0003}, {0x3ffp-24f, 0x03ff},    {-0x1p-24f, 0x8001},      {1.0f + 0x1p-10f, 0x3c01},
-      {INFINITY, 0x7c00}, {-INFINITY, 0xfc00},
+      {0.0f, 0x0000},      {-0.0f, 0x8000},           {1.0f, 0x3c00},     {-2.0f, 0xc000},     {0.5f, 0x3800},
+      {65504.0f, 0x7bff},  {0x1p-14f, 0x0400},        {0x1p-24f, 0x0001}, {0x3p-24f, 0x0003},  {0x3ffp-24f, 0x03ff},
+      {-0x1p-24f, 0x8001}, {1.0f + 0x1p-10f, 0x3c01}, {INFINITY, 0x7c00}, {-INFINITY, 0xfc00},
   };
   for (const Case& c : exact) {
     CAPTURE(c.value);
@@ -96,19 +91,19 @@ TEST_CASE("fp16: known values and edge cases") {
   }
 
   const Case rounded[] = {
-      {1.0f + 0x1p-11f, 0x3c00},          // tie: rounds to the even mantissa 0
-      {1.0f + 0x3p-11f, 0x3c02},          // tie: rounds to the even mantissa 2
+      {1.0f + 0x1p-11f, 0x3c00},             // tie: rounds to the even mantissa 0
+      {1.0f + 0x3p-11f, 0x3c02},             // tie: rounds to the even mantissa 2
       {1.0f + 0x1p-11f + 0x1p-20f, 0x3c01},  // just above the tie
-      {65519.0f, 0x7bff},                 // below the midpoint to 2^16
-      {65520.0f, 0x7c00},                 // the midpoint rounds (to even) to inf
+      {65519.0f, 0x7bff},                    // below the midpoint to 2^16
+      {65520.0f, 0x7c00},                    // the midpoint rounds (to even) to inf
       {1e10f, 0x7c00},
-      {0x1p-25f, 0x0000},                 // half the smallest subnormal: tie to 0
+      {0x1p-25f, 0x0000},  // half the smallest subnormal: tie to 0
       {0x1.000002p-25f, 0x0001},
-      {0x3p-25f, 0x0002},                 // 1.5 units: tie to 2
+      {0x3p-25f, 0x0002},  // 1.5 units: tie to 2
       {0x1p-30f, 0x0000},
-      {0x1p-140f, 0x0000},                // a float subnormal
+      {0x1p-140f, 0x0000},  // a float subnormal
       {-0x1p-140f, 0x8000},
-      {0x1.ffcp-15f, 0x0400},             // rounds up into the smallest normal
+      {0x1.ffcp-15f, 0x0400},  // rounds up into the smallest normal
   };
   for (const Case& c : rounded) {
     CAPTURE(c.value);
@@ -131,19 +126,22 @@ TEST_CASE("fp16: portable conversions match the ones in use on every input") {
     if (!std::isnan(f) && fp32_to_fp16(f) != half) FAIL("round trip changes half bits " << h);
   }
 
-  // Floats around every half: the half itself, the midpoint to the next one
-  // (ties) and the floats just either side of it; then a sweep of bit patterns.
+  // Floats around every finite half: the half itself, the midpoint to the
+  // next one (a tie) and the floats just either side of it; then a sweep of
+  // bit patterns. Floats between two neighbouring halves are evenly spaced,
+  // so the midpoint's bits are the average of theirs.
   std::vector<float> probes;
   for (uint32_t h = 0; h < 0x7c00; ++h) {
     const float lo = fp16_to_fp32(static_cast<uint16_t>(h));
-    const float mid = std::bit_cast<float>((std::bit_cast<uint32_t>(lo) + std::bit_cast<uint32_t>(
-                                               fp16_to_fp32(static_cast<uint16_t>(h + 1)))) / 2);
+    const float hi = fp16_to_fp32(static_cast<uint16_t>(h + 1));
+    const float mid = std::bit_cast<float>((std::bit_cast<uint32_t>(lo) + std::bit_cast<uint32_t>(hi)) / 2);
     for (float f : {lo, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY)}) {
       probes.push_back(f);
       probes.push_back(-f);
     }
   }
-  for (uint64_t bits = 0; bits <= 0xffffffff; bits += 65521) probes.push_back(std::bit_cast<float>(uint32_t(bits)));
+  for (uint64_t bits = 0; bits <= 0xffffffff; bits += 65521)
+    probes.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
 
   for (float f : probes) {
     if (fp32_to_fp16_portable(f) != fp32_to_fp16(f))
@@ -264,7 +262,8 @@ void check_matmul() {
   for (int t = 0; t < kMaxBatch; ++t) {
     for (int r = 0; r < Rows; ++r) {
       double magnitude = 0.0;
-      for (int k = 0; k < Cols; ++k) magnitude += std::fabs(w_float[r * Cols + k] * x[t * Cols + k]);
+      for (int k = 0; k < Cols; ++k)
+        magnitude += std::fabs(static_cast<double>(w_float[r * Cols + k]) * x[t * Cols + k]);
       tolerance[t * Rows + r] = (Cols + 8) * kUnitRoundoff * magnitude;
     }
   }
@@ -431,7 +430,8 @@ void check_rope(int pos0) {
 
   for (int threads = 1; threads <= 3; ++threads) {
     std::vector<float> again = x;
-    in_parallel(threads, [&] { rope_adjacent<NHeads, HeadDim, RotDim>(again.data(), kMaxBatch, pos0, inv_freq.data()); });
+    in_parallel(threads,
+                [&] { rope_adjacent<NHeads, HeadDim, RotDim>(again.data(), kMaxBatch, pos0, inv_freq.data()); });
     expect_same_bits(again, out);
   }
   for (int t = 0; t < kMaxBatch; ++t) {

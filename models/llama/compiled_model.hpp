@@ -5,8 +5,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "engine/gguf.hpp"
 #include "models/describe.hpp"
@@ -53,7 +55,47 @@ class CompiledModel final : public kiln::Model {
     Forward(*state_, weights_, tokens, n, pos, which, logits, threads_);
   }
 
+  KvLayout kv_layout() const override {
+    return {C::n_layer, State<C>::kv_dim, kv_type_name(), static_cast<int>(sizeof(KvValue))};
+  }
+
+  void read_kv(int first_pos, int n_pos, uint8_t* out) const override {
+    check_kv_range(first_pos, n_pos);
+    for (int p = first_pos; p < first_pos + n_pos; ++p)
+      for (int l = 0; l < C::n_layer; ++l) {
+        std::memcpy(out, state_->k_cache[l][p], kKvRowBytes);
+        std::memcpy(out + kKvRowBytes, state_->v_cache[l][p], kKvRowBytes);
+        out += 2 * kKvRowBytes;
+      }
+  }
+
+  void write_kv(int first_pos, int n_pos, const uint8_t* in) override {
+    check_kv_range(first_pos, n_pos);
+    for (int p = first_pos; p < first_pos + n_pos; ++p)
+      for (int l = 0; l < C::n_layer; ++l) {
+        std::memcpy(state_->k_cache[l][p], in, kKvRowBytes);
+        std::memcpy(state_->v_cache[l][p], in + kKvRowBytes, kKvRowBytes);
+        in += 2 * kKvRowBytes;
+      }
+  }
+
  private:
+  // The cache's element type is whatever State declares; saved states name it.
+  using KvValue = std::remove_all_extents_t<decltype(State<C>::k_cache)>;
+  static constexpr size_t kKvRowBytes = sizeof(State<C>::k_cache[0][0]);
+
+  static const char* kv_type_name() {
+    static_assert(std::is_same_v<KvValue, float>, "name the new KV cache element type here");
+    return "f32";
+  }
+
+  static void check_kv_range(int first_pos, int n_pos) {
+    if (first_pos < 0 || n_pos < 0 || first_pos > C::n_ctx || n_pos > C::n_ctx - first_pos)
+      throw Error("KV cache positions [" + std::to_string(first_pos) + ", " +
+                  std::to_string(static_cast<long long>(first_pos) + n_pos) +
+                  ") are outside the context of " + std::to_string(C::n_ctx));
+  }
+
   const void* data(const std::string& name) const { return file_.find_tensor(name)->data; }
   const float* floats(const std::string& name) const { return static_cast<const float*>(data(name)); }
 

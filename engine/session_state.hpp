@@ -1,0 +1,36 @@
+// A session's context as a value: the tokens its KV cache holds and the cache
+// contents for them, tagged with the model that computed them. Snapshots, the
+// prefix store and state files all carry one.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/model.hpp"
+
+namespace kiln {
+
+struct SessionState {
+  uint64_t fingerprint = 0;  // ModelDesc::fingerprint() of the model that computed it
+  KvLayout kv;
+  std::vector<int32_t> tokens;
+  std::vector<uint8_t> kv_bytes;  // tokens.size() * kv.bytes_per_position(), laid out as Model::read_kv writes
+
+  // Memory the state occupies (what a prefix store's budget counts).
+  size_t bytes() const { return tokens.size() * sizeof(int32_t) + kv_bytes.size(); }
+};
+
+// Throws kiln::Error naming the first reason `state` cannot be restored into
+// `model`: another model, another cache layout, more tokens than the context,
+// KV bytes that do not match the token count, or a token outside the vocabulary.
+void check_state_fits(const SessionState& state, const Model& model);
+
+// How many leading tokens `a` and `b` share.
+size_t common_prefix_length(std::span<const int32_t> a, std::span<const int32_t> b);
+
+// "2 layers x 64 f32 (4 bytes)": a KV layout as messages print it.
+std::string kv_layout_text(const KvLayout& kv);
+
+}  // namespace kiln

@@ -1,0 +1,161 @@
+// End to end on ../shared/models/synthetic: random-weight llama files of each
+// weight type kiln supports, compiled with kiln_add_model, checked against
+// llama.cpp's reference logits and greedy ids with the tolerances that
+// folder's README gives, and against tests/reference_forward.cpp on other
+// prompts.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <sstream>
+
+#include "llama_f16.hpp"
+#include "llama_f32.hpp"
+#include "llama_q4_0.hpp"
+#include "llama_q8_0.hpp"
+#include "llama_tied.hpp"
+#include "tests/reference_forward.hpp"
+
+namespace {
+
+struct Fixture {
+  const char* file;  // stem in ../shared/models/synthetic
+  std::function<std::unique_ptr<kiln::Model>()> load;
+  const char* default_gguf;
+  float max_abs, rms, margin, max_abs_f32kv;  // the README's tolerances
+};
+
+const Fixture kFixtures[] = {
+    {"llama-f32", [] { return kiln::models::llama_f32::load(); }, kiln::models::llama_f32::kDefaultGguf, 0.1f, 0.02f, 0.1f, 1e-3f},
+    {"llama-tied", [] { return kiln::models::llama_tied::load(); }, kiln::models::llama_tied::kDefaultGguf, 0.1f, 0.02f, 0.1f, 1e-3f},
+    {"llama-f16", [] { return kiln::models::llama_f16::load(); }, kiln::models::llama_f16::kDefaultGguf, 0.25f, 0.03f, 0.3f, 0.1f},
+    {"llama-q8_0", [] { return kiln::models::llama_q8_0::load(); }, kiln::models::llama_q8_0::kDefaultGguf, 2.0f, 0.4f, 1.5f, 2.0f},
+    {"llama-q4_0", [] { return kiln::models::llama_q4_0::load(); }, kiln::models::llama_q4_0::kDefaultGguf, 2.0f, 0.4f, 1.5f, 2.0f},
+};
+
+// One llama.cpp reference file: prompt, per-position logits, greedy steps.
+struct Reference {
+  std::vector<int32_t> prompt;
+  std::vector<std::vector<float>> logits;  // [position][vocab]
+  std::vector<int32_t> gen_ids;
+  std::vector<float> gen_margins;
+};
+
+std::vector<int32_t> ints(std::istringstream& in) {
+  std::vector<int32_t> v;
+  for (int32_t x; in >> x;) v.push_back(x);
+  return v;
+}
+
+Reference read_reference(const std::string& path) {
+  std::ifstream file(path);
+  REQUIRE_MESSAGE(file, "cannot read " << path);
+  Reference r;
+  for (std::string line; std::getline(file, line);) {
+    std::istringstream in(line);
+    std::string tag;
+    in >> tag;
+    if (tag == "PROMPT") {
+      in >> tag >> tag;  // "n=16" "ids:"
+      r.prompt = ints(in);
+    } else if (tag == "LOGITS") {
+      int pos = 0;
+      in >> pos;
+      std::vector<float> row;
+      for (float x; in >> x;) row.push_back(x);
+      r.logits.push_back(row);
+    } else if (tag == "GEN") {
+      r.gen_margins.push_back(std::stof(line.substr(line.find("margin=") + 7)));
+    } else if (tag == "GEN_IDS") {
+      r.gen_ids = ints(in);
+    }
+  }
+  return r;
+}
+
+std::vector<float> all_logits(kiln::Model& m, const std::vector<int32_t>& ids) {
+  std::vector<float> out(ids.size() * size_t(m.n_vocab()));
+  m.forward(ids.data(), static_cast<int>(ids.size()), 0, kiln::Logits::All, out.data());
+  return out;
+}
+
+int argmax(const float* v, int n) { return static_cast<int>(std::max_element(v, v + n) - v); }
+
+}  // namespace
+
+TEST_CASE("synthetic models match llama.cpp's reference logits and greedy ids") {
+  for (const Fixture& f : kFixtures) {
+    const std::string name = f.file;
+    CAPTURE(name);
+    auto model = f.load();
+    const int vocab = model->n_vocab();
+    const std::string base = KILN_SHARED_DIR "/models/synthetic/" + std::string(f.file);
+    const Reference ref = read_reference(base + ".ref.txt");
+    const Reference ref_f32kv = read_reference(base + ".ref-f32kv.txt");
+    REQUIRE(ref.logits.size() == ref.prompt.size());
+
+    // Prompt logits, one batch.
+    const std::vector<float> got = all_logits(*model, ref.prompt);
+    double max_abs = 0, max_abs_f32kv = 0, sum_sq = 0;
+    for (size_t p = 0; p < ref.prompt.size(); ++p)
+      for (int i = 0; i < vocab; ++i) {
+        const double d = got[p * vocab + i] - ref.logits[p][i];
+        max_abs = std::max(max_abs, std::fabs(d));
+        sum_sq += d * d;
+        max_abs_f32kv = std::max(max_abs_f32kv, double(std::fabs(got[p * vocab + i] - ref_f32kv.logits[p][i])));
+      }
+    const double rms = std::sqrt(sum_sq / double(ref.prompt.size() * vocab));
+    INFO(name << ": max |d| " << max_abs << ", rms " << rms << " vs .ref.txt; max |d| " << max_abs_f32kv
+                   << " vs .ref-f32kv.txt");
+    CHECK(max_abs <= f.max_abs);
+    CHECK(rms <= f.rms);
+    CHECK(max_abs_f32kv <= f.max_abs_f32kv);
+
+    // Greedy, teacher-forced: prompt + GEN_IDS[0..30]; the argmax at each step
+    // must be the reference's wherever its margin is clear.
+    std::vector<int32_t> seq = ref.prompt;
+    seq.insert(seq.end(), ref.gen_ids.begin(), ref.gen_ids.end() - 1);
+    const std::vector<float> forced = all_logits(*model, seq);
+    for (size_t s = 0; s < ref.gen_ids.size(); ++s)
+      if (ref.gen_margins[s] >= f.margin)
+        CHECK(argmax(&forced[(ref.prompt.size() - 1 + s) * vocab], vocab) == ref.gen_ids[s]);
+
+    // Greedy, free-running: equal ids, or the first difference at a close call.
+    std::vector<int32_t> ids = ref.prompt;
+    std::vector<float> logits = all_logits(*model, ids);
+    std::vector<float> last(logits.end() - vocab, logits.end());
+    for (size_t s = 0; s < ref.gen_ids.size(); ++s) {
+      const int32_t next = argmax(last.data(), vocab);
+      if (next != ref.gen_ids[s]) {
+        CHECK(ref.gen_margins[s] < f.margin);
+        break;
+      }
+      ids.push_back(next);
+      model->forward(&next, 1, static_cast<int>(ids.size()) - 1, kiln::Logits::Last, last.data());
+    }
+  }
+}
+
+TEST_CASE("synthetic models agree with the reference forward pass on other prompts") {
+  std::mt19937 rng(7);
+  for (const Fixture& f : kFixtures) {
+    const std::string name = f.file;
+    CAPTURE(name);
+    auto model = f.load();
+    const auto file = kiln::GgufFile::open(f.default_gguf);
+    kiln::test::ReferenceModel ref(file);
+    std::vector<int32_t> ids = {1};
+    for (int i = 0; i < 40; ++i) ids.push_back(std::uniform_int_distribution<int32_t>(3, model->n_vocab() - 1)(rng));
+    const std::vector<float> got = all_logits(*model, ids);
+    float worst = 0;
+    for (size_t p = 0; p < ids.size(); ++p) {
+      const std::vector<float> want = ref.step(ids[p]);
+      for (int i = 0; i < model->n_vocab(); ++i) worst = std::max(worst, std::fabs(got[p * model->n_vocab() + i] - want[i]));
+    }
+    INFO(name << ": max |d| vs the reference forward pass " << worst);
+    CHECK(worst <= 2e-3f);
+  }
+}
