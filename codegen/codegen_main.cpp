@@ -71,6 +71,7 @@ int run(int argc, char** argv) {
   write_if_changed(dir / (opt.name + ".hpp"), src.header);
   write_if_changed(dir / (opt.name + ".gen.cpp"), src.model);
   write_if_changed(dir / (opt.name + ".main.cpp"), src.main);
+  write_if_changed(dir / (opt.name + ".bench.cpp"), src.bench);
   return 0;
 }
 

@@ -141,9 +141,13 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
     << "}\n\n}  // namespace " << ns << "\n";
   out.model = m.str();
 
-  out.main = banner + "#include \"" + opt.name + ".hpp\"\n#include \"examples/cli.hpp\"\n\n" +
-             "int main(int argc, char** argv) {\n" + "  return kiln::cli_main(argc, argv, " + quoted(opt.name) +
-             ", " + ns + "::kDefaultGguf, " + ns + "::load);\n}\n";
+  auto program = [&](const std::string& header, const std::string& entry) {
+    return banner + "#include \"" + opt.name + ".hpp\"\n#include \"" + header + "\"\n\n" +
+           "int main(int argc, char** argv) {\n  return kiln::" + entry + "(argc, argv, " + quoted(opt.name) + ", " +
+           ns + "::kDefaultGguf, " + ns + "::load);\n}\n";
+  };
+  out.main = program("examples/cli.hpp", "cli_main");
+  out.bench = program("examples/bench.hpp", "bench_main");
   return out;
 }
 

@@ -19,6 +19,7 @@ struct GeneratedSources {
   std::string header;  // <name>.hpp: the public API (load)
   std::string model;   // <name>.gen.cpp: configuration and straight-line forward pass
   std::string main;    // <name>.main.cpp: the command-line program
+  std::string bench;   // <name>.bench.cpp: the benchmark program
 };
 
 GeneratedSources emit_model(const ModelDesc& desc, const BuildOptions& opt);

@@ -3,6 +3,7 @@
 # Compiles the model in a GGUF file into:
 #   <name>_model  a static library (include "<name>.hpp", call kiln::models::<name>::load())
 #   <name>        its command-line program (in <build>/bin)
+#   <name>-bench  its benchmark program (in <build>/bin)
 # Codegen runs at build time and again whenever the GGUF or kiln-codegen changes.
 # CTX is the KV cache size (default: the model's context length, at most 4096);
 # BATCH the most tokens one forward call ingests (default 512, at most CTX).
@@ -21,7 +22,7 @@ function(kiln_add_model name)
 
   set(out "${CMAKE_BINARY_DIR}/models/${name}")
   add_custom_command(
-    OUTPUT "${out}/${name}.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.main.cpp"
+    OUTPUT "${out}/${name}.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp"
     COMMAND kiln-codegen "${gguf}" --name "${name}" --out-dir "${out}" --ctx ${ARG_CTX} --batch ${ARG_BATCH}
     DEPENDS kiln-codegen "${gguf}"
     COMMENT "kiln: generating model ${name} from ${gguf}"
@@ -33,7 +34,9 @@ function(kiln_add_model name)
 
   add_executable(${name} "${out}/${name}.main.cpp")
   target_link_libraries(${name} PRIVATE ${name}_model kiln_cli)
-  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+  add_executable(${name}-bench "${out}/${name}.bench.cpp")
+  target_link_libraries(${name}-bench PRIVATE ${name}_model kiln_bench)
+  set_target_properties(${name} ${name}-bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
 endfunction()
 
 # kiln_add_synthetic_model(<name> PRESET <preset> [TYPE <type>] [SEED <n>] [CTX <n>] [BATCH <n>])

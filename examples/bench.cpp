@@ -1,0 +1,298 @@
+#include "examples/bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "engine/error.hpp"
+#include "examples/bench_stats.hpp"
+#include "examples/machine_probe.hpp"
+
+namespace kiln {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+struct BenchOptions {
+  std::string model_path;
+  std::vector<int> prompt_sizes = {512};
+  std::vector<int> gen_sizes = {128};
+  std::vector<int> threads;
+  int repetitions = 5;
+  bool probe = false;
+  std::string limits_path;  // empty: the default cache, if it exists
+  bool json = false;
+};
+
+std::vector<int> parse_list(const std::string& flag, const std::string& text, int min_value) {
+  std::vector<int> out;
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < min_value || v > (1 << 24))
+      throw Error(flag + ": expected a comma-separated list of integers >= " + std::to_string(min_value) + ", got '" +
+                  text + "'");
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) throw Error(flag + ": empty list");
+  return out;
+}
+
+const char* kUsage =
+    "usage: %s [options]\n\n"
+    "Measures prompt ingestion (pp) and generation (tg) speed of the model compiled into\n"
+    "this binary, as medians of repeated runs after a warm-up.\n\n"
+    "  -m, --model FILE     GGUF with this model's weights (default: %s)\n"
+    "  -p, --n-prompt LIST  prompt sizes to ingest, e.g. 128,512 (default 512; 0 skips)\n"
+    "  -n, --n-gen LIST     tokens to generate, e.g. 128 (default 128; 0 skips)\n"
+    "  -r, --repetitions N  runs per test (default 5)\n"
+    "  -t, --threads LIST   thread counts, e.g. 1,2 (default: all hardware threads)\n"
+    "  -o, --output FORMAT  md (default) or json\n"
+    "      --probe          measure this machine's limits first and cache them\n"
+    "      --machine FILE   machine limits to compare with (default: %s)\n"
+    "  -h, --help           show this help\n";
+
+BenchOptions parse_bench(int argc, char** argv, const char* name, const char* default_gguf) {
+  BenchOptions o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw Error(flag + ": missing value");
+      return argv[++i];
+    };
+    if (flag == "-h" || flag == "--help") {
+      std::printf(kUsage, (std::string(name) + "-bench").c_str(), default_gguf, default_limits_path().c_str());
+      std::exit(0);
+    } else if (flag == "-m" || flag == "--model") o.model_path = value();
+    else if (flag == "-p" || flag == "--n-prompt") o.prompt_sizes = parse_list(flag, value(), 0);
+    else if (flag == "-n" || flag == "--n-gen") o.gen_sizes = parse_list(flag, value(), 0);
+    else if (flag == "-t" || flag == "--threads") o.threads = parse_list(flag, value(), 1);
+    else if (flag == "-r" || flag == "--repetitions") o.repetitions = parse_list(flag, value(), 1).at(0);
+    else if (flag == "-o" || flag == "--output") {
+      const std::string f = value();
+      if (f != "md" && f != "json") throw Error("-o: expected md or json, got '" + f + "'");
+      o.json = f == "json";
+    } else if (flag == "--probe") o.probe = true;
+    else if (flag == "--machine") o.limits_path = value();
+    else throw Error("unknown argument '" + flag + "' (see --help)");
+  }
+  if (o.threads.empty()) o.threads = {static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
+  return o;
+}
+
+// What one token costs the hardware, from the model description.
+struct ModelCost {
+  double weight_bytes_per_token = 0;  // every matrix once, one embedding row
+  double matmul_flops_per_token = 0;  // 2 x multiply-adds of the block matrices
+  double output_flops = 0;            // 2 x multiply-adds of the classifier (once per logits row)
+  double file_bytes = 0;
+  double params = 0;
+};
+
+ModelCost model_cost(const ModelDesc& d) {
+  ModelCost c;
+  for (const auto& t : d.tensors) {
+    double elems = 1;
+    for (int64_t x : t.dims) elems *= double(x);
+    const double bytes = double(row_bytes(t.type, t.dims[0])) * elems / double(t.dims[0]);
+    c.file_bytes += bytes;
+    c.params += elems;
+    const bool classifier = t.name == "output.weight" || (d.hp.tied_output && t.name == "token_embd.weight");
+    if (t.name == "token_embd.weight") c.weight_bytes_per_token += bytes / double(t.dims[1]);
+    if (classifier) {
+      c.weight_bytes_per_token += bytes;
+      c.output_flops = 2 * elems;
+    } else if (t.dims.size() == 2 && t.name != "token_embd.weight") {
+      c.weight_bytes_per_token += bytes;
+      c.matmul_flops_per_token += 2 * elems;
+    }
+  }
+  return c;
+}
+
+// Attention work of one token at position pos: q.k and the weighted sum of v.
+double attention_flops(const Hyperparams& h, int pos) { return 4.0 * h.n_layer * h.n_head * h.head_dim * (pos + 1); }
+
+struct Result {
+  std::string test;  // "pp512" / "tg128"
+  int threads = 0;
+  double tokens_per_s = 0, spread = 0;
+  double ttft_ms = 0;                  // pp: ingest + first token
+  double p50_ms = 0, p90_ms = 0, p99_ms = 0;  // tg: per-token latency
+  double gbps = 0, bw_fraction = 0;    // tg
+  double gflops = 0, peak_fraction = 0;  // pp
+};
+
+std::vector<int32_t> random_tokens(int n, int vocab) {
+  std::mt19937 rng(42);
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  for (auto& id : ids) id = std::uniform_int_distribution<int32_t>(0, vocab - 1)(rng);
+  return ids;
+}
+
+int argmax(const std::vector<float>& v) { return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin()); }
+
+// Ingests p tokens from position 0; returns the time to the first generated token.
+double run_prompt(Model& m, const std::vector<int32_t>& ids, std::vector<float>& logits) {
+  const auto t0 = Clock::now();
+  for (int pos = 0; pos < int(ids.size()); pos += m.max_batch()) {
+    const int n = std::min(m.max_batch(), int(ids.size()) - pos);
+    const bool last = pos + n == int(ids.size());
+    m.forward(ids.data() + pos, n, pos, last ? Logits::Last : Logits::None, logits.data());
+  }
+  volatile int first = argmax(logits);
+  (void)first;
+  return ms_since(t0);
+}
+
+Result bench_prompt(Model& m, int p, int reps, const ModelCost& cost, const MachineLimits* limits) {
+  const std::vector<int32_t> ids = random_tokens(p, m.n_vocab());
+  std::vector<float> logits(size_t(m.n_vocab()));
+  run_prompt(m, ids, logits);  // warm-up: pages in the weights
+  std::vector<double> ms, rates;
+  for (int r = 0; r < reps; ++r) {
+    ms.push_back(run_prompt(m, ids, logits));
+    rates.push_back(1000.0 * p / ms.back());
+  }
+  double flops = cost.matmul_flops_per_token * p + cost.output_flops;
+  for (int pos = 0; pos < p; ++pos) flops += attention_flops(m.desc().hp, pos);
+  Result r;
+  r.test = "pp" + std::to_string(p);
+  r.threads = m.threads();
+  r.tokens_per_s = median(rates);
+  r.spread = stddev(rates);
+  r.ttft_ms = median(ms);
+  r.gflops = flops / (r.ttft_ms / 1000.0) / 1e9;
+  if (limits) r.peak_fraction = r.gflops / (limits->fp32_gflops_per_core * r.threads);
+  return r;
+}
+
+Result bench_generation(Model& m, int n, int reps, const ModelCost& cost, const MachineLimits* limits) {
+  std::vector<float> logits(size_t(m.n_vocab()));
+  std::vector<double> per_token_ms, rates;
+  for (int r = -1; r < reps; ++r) {  // r == -1 is the warm-up
+    int32_t token = 1;
+    const auto t_run = Clock::now();
+    for (int pos = 0; pos < n; ++pos) {
+      const auto t0 = Clock::now();
+      m.forward(&token, 1, pos, Logits::Last, logits.data());
+      token = argmax(logits);
+      if (r >= 0) per_token_ms.push_back(ms_since(t0));
+    }
+    if (r >= 0) rates.push_back(1000.0 * n / ms_since(t_run));
+  }
+  const double kv_bytes = double(m.kv_layout().bytes_per_position()) * (n + 1) / 2.0;  // average positions read
+  Result r;
+  r.test = "tg" + std::to_string(n);
+  r.threads = m.threads();
+  r.tokens_per_s = median(rates);
+  r.spread = stddev(rates);
+  r.p50_ms = percentile(per_token_ms, 0.5);
+  r.p90_ms = percentile(per_token_ms, 0.9);
+  r.p99_ms = percentile(per_token_ms, 0.99);
+  r.gbps = (cost.weight_bytes_per_token + kv_bytes) * r.tokens_per_s / 1e9;
+  if (limits) r.bw_fraction = r.gbps / limits->bandwidth(r.threads);
+  return r;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string percent(double fraction) { return fraction > 0 ? fixed(100 * fraction, 0) + " %" : "-"; }
+
+void print_markdown(const std::string& name, const ModelCost& cost, const std::vector<Result>& results,
+                    const MachineLimits* limits) {
+  std::printf("| model | size | threads | test | t/s | TTFT ms | ms/token p50 / p90 / p99 | GB/s | %% of BW | GFLOP/s | %% of peak |\n");
+  std::printf("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& r : results) {
+    const bool pp = r.test[0] == 'p';
+    std::printf("| %s | %s MB | %d | %s | %s ± %s | %s | %s | %s | %s | %s | %s |\n", name.c_str(),
+                fixed(cost.file_bytes / 1e6, 1).c_str(), r.threads, r.test.c_str(), fixed(r.tokens_per_s, 2).c_str(),
+                fixed(r.spread, 2).c_str(), pp ? fixed(r.ttft_ms, 2).c_str() : "-",
+                pp ? "-" : (fixed(r.p50_ms, 3) + " / " + fixed(r.p90_ms, 3) + " / " + fixed(r.p99_ms, 3)).c_str(),
+                pp ? "-" : fixed(r.gbps, 2).c_str(), pp ? "-" : percent(r.bw_fraction).c_str(),
+                pp ? fixed(r.gflops, 1).c_str() : "-", pp ? percent(r.peak_fraction).c_str() : "-");
+  }
+  if (limits)
+    std::printf("\nmachine: %s; read bandwidth %s GB/s (1 thread) .. %s GB/s (%zu threads); FP32 FMA peak %s GFLOP/s per core; int8 %s GOP/s per core (%s)\n",
+                limits->cpu.c_str(), fixed(limits->read_gbps.front(), 1).c_str(), fixed(limits->read_gbps.back(), 1).c_str(),
+                limits->read_gbps.size(), fixed(limits->fp32_gflops_per_core, 1).c_str(),
+                fixed(limits->int8_gops_per_core, 1).c_str(), limits->int8_method.c_str());
+  else
+    std::printf("\n(no machine limits: run with --probe once to compare with this machine's bandwidth and peak)\n");
+}
+
+void print_json(const std::string& name, const ModelCost& cost, const std::vector<Result>& results) {
+  std::printf("[\n");
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    std::printf(
+        "  {\"model\": \"%s\", \"size_bytes\": %.0f, \"params\": %.0f, \"threads\": %d, \"test\": \"%s\", "
+        "\"tokens_per_s\": %.4f, \"stddev\": %.4f, \"ttft_ms\": %.4f, \"p50_ms\": %.4f, \"p90_ms\": %.4f, "
+        "\"p99_ms\": %.4f, \"gbps\": %.4f, \"bandwidth_fraction\": %.4f, \"gflops\": %.4f, \"peak_fraction\": %.4f}%s\n",
+        name.c_str(), cost.file_bytes, cost.params, r.threads, r.test.c_str(), r.tokens_per_s, r.spread, r.ttft_ms,
+        r.p50_ms, r.p90_ms, r.p99_ms, r.gbps, r.bw_fraction, r.gflops, r.peak_fraction,
+        i + 1 < results.size() ? "," : "");
+  }
+  std::printf("]\n");
+}
+
+int run(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
+  const BenchOptions o = parse_bench(argc, argv, name, default_gguf);
+  std::unique_ptr<Model> model = load(o.model_path.empty() ? default_gguf : o.model_path);
+  for (int p : o.prompt_sizes)
+    if (p > model->n_ctx()) throw Error("-p " + std::to_string(p) + " exceeds the context of " + std::to_string(model->n_ctx()));
+  for (int n : o.gen_sizes)
+    if (n > model->n_ctx()) throw Error("-n " + std::to_string(n) + " exceeds the context of " + std::to_string(model->n_ctx()));
+
+  std::optional<MachineLimits> limits;
+  const int max_threads = *std::max_element(o.threads.begin(), o.threads.end());
+  const std::string limits_path = o.limits_path.empty() ? default_limits_path() : o.limits_path;
+  if (o.probe) {
+    std::fprintf(stderr, "%s-bench: measuring this machine (a few seconds)...\n", name);
+    limits = probe_machine(std::max(max_threads, int(std::thread::hardware_concurrency())));
+    save_limits(*limits, limits_path);
+    std::fprintf(stderr, "%s-bench: machine limits saved to %s\n", name, limits_path.c_str());
+  } else if (!o.limits_path.empty() || std::filesystem::exists(limits_path)) {
+    limits = load_limits(limits_path);
+  }
+
+  const ModelCost cost = model_cost(model->desc());
+  std::vector<Result> results;
+  for (int t : o.threads) {
+    model->set_threads(t);
+    for (int p : o.prompt_sizes)
+      if (p > 0) results.push_back(bench_prompt(*model, p, o.repetitions, cost, limits ? &*limits : nullptr));
+    for (int n : o.gen_sizes)
+      if (n > 0) results.push_back(bench_generation(*model, n, o.repetitions, cost, limits ? &*limits : nullptr));
+  }
+  if (o.json) print_json(name, cost, results);
+  else print_markdown(name, cost, results, limits ? &*limits : nullptr);
+  return 0;
+}
+
+}  // namespace
+
+int bench_main(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
+  try {
+    return run(argc, argv, name, default_gguf, load);
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s-bench: error: %s\n", name, e.what());
+    return 1;
+  }
+}
+
+}  // namespace kiln

@@ -1,0 +1,187 @@
+#include "examples/machine_probe.hpp"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <xsimd/xsimd.hpp>
+
+#include "engine/atomic_file.hpp"
+#include "engine/error.hpp"
+
+namespace kiln {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using FloatVec = xsimd::batch<float>;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+// Sums a buffer far larger than the caches with `threads` threads; best of
+// several passes, in GB/s.
+double read_bandwidth(const float* data, size_t n, int threads) {
+  double best = 0;
+  volatile float sink = 0;
+  for (int pass = 0; pass < 5; ++pass) {
+    const auto t0 = Clock::now();
+    float total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+    {
+      FloatVec a0(0.0f), a1(0.0f), a2(0.0f), a3(0.0f);
+      constexpr size_t step = 4 * FloatVec::size;
+#pragma omp for schedule(static)
+      for (size_t i = 0; i < n; i += step) {
+        a0 += FloatVec::load_aligned(data + i);
+        a1 += FloatVec::load_aligned(data + i + FloatVec::size);
+        a2 += FloatVec::load_aligned(data + i + 2 * FloatVec::size);
+        a3 += FloatVec::load_aligned(data + i + 3 * FloatVec::size);
+      }
+      total += xsimd::hadd(a0 + a1 + a2 + a3);
+    }
+    sink = total;
+    best = std::max(best, double(n) * sizeof(float) / seconds_since(t0) / 1e9);
+  }
+  (void)sink;
+  return best;
+}
+
+// Twelve independent FMA chains keep both FMA ports busy despite latency.
+double fp32_fma_gflops() {
+  constexpr int kChains = 12;
+  constexpr long kIters = 20'000'000;
+  FloatVec acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = FloatVec(1.0f + 1e-7f * float(c));
+  const FloatVec m(0.9999999f), a(1e-7f);
+  const auto t0 = Clock::now();
+  for (long i = 0; i < kIters; ++i)
+    for (auto& x : acc) x = xsimd::fma(x, m, a);
+  const double s = seconds_since(t0);
+  volatile float sink = xsimd::hadd(acc[0] + acc[kChains - 1]);
+  (void)sink;
+  return double(kIters) * kChains * FloatVec::size * 2 / s / 1e9;
+}
+
+// int8 x int8 products summed into int32, as quantized dot products do.
+double int8_dot_gops(std::string& method) {
+#if defined(__AVX2__)
+  constexpr int kChains = 8;
+  constexpr long kIters = 20'000'000;
+  __m256i acc[kChains];
+  for (auto& x : acc) x = _mm256_setzero_si256();
+  const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(5);
+#if defined(__AVXVNNI__) || defined(__AVX512VNNI__)
+  method = "vpdpbusd (VNNI)";
+  const auto t0 = Clock::now();
+  for (long i = 0; i < kIters; ++i)
+    for (auto& x : acc) x = _mm256_dpbusd_avx_epi32(x, a, b);
+#else
+  method = "vpmaddubsw + vpmaddwd (AVX2)";
+  const __m256i ones = _mm256_set1_epi16(1);
+  const auto t0 = Clock::now();
+  for (long i = 0; i < kIters; ++i)
+    for (auto& x : acc) x = _mm256_add_epi32(x, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones));
+#endif
+  const double s = seconds_since(t0);
+  volatile int sink = _mm256_extract_epi32(acc[0], 0) + _mm256_extract_epi32(acc[kChains - 1], 1);
+  (void)sink;
+  return double(kIters) * kChains * 32 * 2 / s / 1e9;
+#else
+  method = "not measured (no AVX2)";
+  return 0;
+#endif
+}
+
+std::string json_number_list(const std::vector<double>& v) {
+  std::ostringstream o;
+  o << "[";
+  for (size_t i = 0; i < v.size(); ++i) o << (i ? ", " : "") << v[i];
+  return o.str() + "]";
+}
+
+// The text after "key": in a flat JSON object written by save_limits.
+std::string json_field(const std::string& json, const std::string& key, const std::string& path) {
+  const size_t at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) throw Error(path + ": machine limits file has no '" + key + "'");
+  size_t b = at + key.size() + 3;
+  while (b < json.size() && json[b] == ' ') ++b;
+  const size_t e = json[b] == '[' ? json.find(']', b) + 1 : json[b] == '"' ? json.find('"', b + 1) + 1 : json.find_first_of(",\n}", b);
+  if (e == std::string::npos || e <= b) throw Error(path + ": malformed value of '" + key + "'");
+  return json.substr(b, e - b);
+}
+
+double parse_number(const std::string& text, const std::string& path) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !(v >= 0)) throw Error(path + ": malformed number '" + text + "'");
+  return v;
+}
+
+}  // namespace
+
+double MachineLimits::bandwidth(int threads) const {
+  if (read_gbps.empty()) return 0;
+  return read_gbps[static_cast<size_t>(std::clamp(threads, 1, int(read_gbps.size())) - 1)];
+}
+
+MachineLimits probe_machine(int max_threads) {
+  MachineLimits m;
+  m.cpu = cpu_model();
+  const size_t n = (size_t(2) << 30) / sizeof(float);
+  std::unique_ptr<float, decltype(&std::free)> buffer(static_cast<float*>(std::aligned_alloc(64, n * sizeof(float))), &std::free);
+  if (!buffer) throw Error("machine probe: cannot allocate 2 GiB");
+#pragma omp parallel for schedule(static) num_threads(max_threads)
+  for (size_t i = 0; i < n; ++i) buffer.get()[i] = 1.0f;  // touch pages from the threads that will read them
+  for (int t = 1; t <= max_threads; ++t) m.read_gbps.push_back(read_bandwidth(buffer.get(), n, t));
+  m.fp32_gflops_per_core = fp32_fma_gflops();
+  m.int8_gops_per_core = int8_dot_gops(m.int8_method);
+  return m;
+}
+
+void save_limits(const MachineLimits& m, const std::string& path) {
+  std::ostringstream o;
+  o << "{\n  \"cpu\": \"" << m.cpu << "\",\n  \"read_gbps\": " << json_number_list(m.read_gbps)
+    << ",\n  \"fp32_gflops_per_core\": " << m.fp32_gflops_per_core << ",\n  \"int8_gops_per_core\": "
+    << m.int8_gops_per_core << ",\n  \"int8_method\": \"" << m.int8_method << "\"\n}\n";
+  const std::string text = o.str();
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  write_file_atomically(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+}
+
+MachineLimits load_limits(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot read machine limits (run with --probe first)");
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  MachineLimits m;
+  auto unquote = [](const std::string& s) { return s.size() >= 2 ? s.substr(1, s.size() - 2) : s; };
+  m.cpu = unquote(json_field(json, "cpu", path));
+  std::istringstream list(json_field(json, "read_gbps", path).substr(1));
+  for (std::string item; std::getline(list, item, ',');) m.read_gbps.push_back(parse_number(item, path));
+  if (m.read_gbps.empty()) throw Error(path + ": no bandwidth measurements");
+  m.fp32_gflops_per_core = parse_number(json_field(json, "fp32_gflops_per_core", path), path);
+  m.int8_gops_per_core = parse_number(json_field(json, "int8_gops_per_core", path), path);
+  m.int8_method = unquote(json_field(json, "int8_method", path));
+  return m;
+}
+
+std::string default_limits_path() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/kiln/machine.json";
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : ".") + "/.cache/kiln/machine.json";
+}
+
+}  // namespace kiln
