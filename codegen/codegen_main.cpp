@@ -11,7 +11,9 @@
 
 #include "codegen/emit.hpp"
 #include "engine/atomic_file.hpp"
+#include "engine/cli_support.hpp"
 #include "engine/gguf.hpp"
+#include "engine/tokenizer.hpp"
 #include "models/describe.hpp"
 
 namespace {
@@ -20,13 +22,7 @@ constexpr int kDefaultMaxCtx = 4096;  // default cache size when the model was t
 constexpr int kDefaultBatch = 512;
 
 int parse_count(const std::string& flag, const std::string& value) {
-  try {
-    size_t used = 0;
-    const int v = std::stoi(value, &used);
-    if (used == value.size() && v >= 0) return v;
-  } catch (const std::exception&) {
-  }
-  throw kiln::Error(flag + " expects a non-negative integer, got '" + value + "'");
+  return static_cast<int>(kiln::parse_int(flag, value, 0, 1 << 24));
 }
 
 // Rewrites a file only when its content changes, so a re-run of codegen
@@ -59,6 +55,7 @@ int run(int argc, char** argv) {
 
   const kiln::GgufFile file = kiln::GgufFile::open(gguf);
   const kiln::ModelDesc desc = kiln::describe_model(file);
+  kiln::Tokenizer::from_gguf(file);  // a vocabulary the engine cannot read is refused now, not at run time
   opt.gguf_path = std::filesystem::weakly_canonical(std::filesystem::absolute(gguf)).string();
   if (opt.n_ctx == 0) opt.n_ctx = std::min(desc.hp.n_ctx_train, kDefaultMaxCtx);
   if (opt.max_batch == 0) opt.max_batch = std::min(kDefaultBatch, opt.n_ctx);
@@ -78,10 +75,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "kiln-codegen: %s\n", e.what());
-    return 1;
-  }
+  return kiln::run_reporting_errors("kiln-codegen", [&] { return run(argc, argv); });
 }

@@ -26,6 +26,8 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
+const char* bool_literal(bool b) { return b ? "true" : "false"; }
+
 std::string type_literal(TensorType t) { return "kiln::TensorType::" + std::string(traits_of(t).enum_name); }
 
 // The weight types of one transformer block, in the order llama::layer reads them.
@@ -52,8 +54,12 @@ void emit_config(std::ostringstream& o, const ModelDesc& d, const BuildOptions& 
     << "  static constexpr int n_ff = " << h.n_ff << ";\n"
     << "  static constexpr int n_rot = " << h.n_rot << ";\n"
     << "  static constexpr float rope_base = " << float_literal(h.rope_base) << ";\n"
+    << "  static constexpr float rope_freq_scale = " << float_literal(h.rope_freq_scale) << ";\n"
     << "  static constexpr float rms_eps = " << float_literal(h.rms_eps) << ";\n"
-    << "  static constexpr bool tied_output = " << (h.tied_output ? "true" : "false") << ";\n"
+    << "  static constexpr bool tied_output = " << bool_literal(h.tied_output) << ";\n"
+    << "  static constexpr bool rope_neox = " << bool_literal(h.rope_neox) << ";\n"
+    << "  static constexpr bool qkv_bias = " << bool_literal(h.qkv_bias) << ";\n"
+    << "  static constexpr bool rope_freqs = " << bool_literal(h.rope_freqs) << ";\n"
     << "  static constexpr kiln::TensorType token_embd_type = " << type_literal(embd) << ";\n"
     << "  static constexpr kiln::TensorType output_type = " << type_literal(out) << ";\n"
     << "  // Chosen at build time (kiln_add_model CTX / BATCH).\n"
@@ -70,8 +76,10 @@ void emit_desc(std::ostringstream& o, const ModelDesc& d) {
     << "    kiln::Hyperparams{.n_vocab = " << h.n_vocab << ", .n_embd = " << h.n_embd << ", .n_layer = " << h.n_layer
     << ", .n_head = " << h.n_head << ", .n_head_kv = " << h.n_head_kv << ", .head_dim = " << h.head_dim
     << ", .n_ff = " << h.n_ff << ", .n_rot = " << h.n_rot << ", .n_ctx_train = " << h.n_ctx_train
-    << ", .rope_base = " << float_literal(h.rope_base) << ", .rms_eps = " << float_literal(h.rms_eps)
-    << ", .tied_output = " << (h.tied_output ? "true" : "false")
+    << ", .rope_base = " << float_literal(h.rope_base) << ", .rope_freq_scale = " << float_literal(h.rope_freq_scale)
+    << ", .rms_eps = " << float_literal(h.rms_eps) << ", .tied_output = " << bool_literal(h.tied_output)
+    << ", .rope_neox = " << bool_literal(h.rope_neox) << ", .qkv_bias = " << bool_literal(h.qkv_bias)
+    << ", .rope_freqs = " << bool_literal(h.rope_freqs)
     << "},\n    {\n";
   for (const auto& t : d.tensors) {
     o << "        {" << quoted(t.name) << ", " << type_literal(t.type) << ", {";

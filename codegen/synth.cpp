@@ -89,14 +89,42 @@ void add_matrix(GgufWriter& w, Random& rng, const std::string& name, TensorType 
   w.add_tensor(name, type, {cols, rows}, std::move(data));
 }
 
-// Norm weights near one (not exactly one, so a missing multiply shows).
-void add_norm(GgufWriter& w, Random& rng, const std::string& name, int n) {
-  std::vector<uint8_t> data(sizeof(float) * static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    const float v = 1.0f + rng.uniform(0.1f);
-    std::memcpy(data.data() + sizeof(float) * static_cast<size_t>(i), &v, sizeof v);
+void add_floats(GgufWriter& w, const std::string& name, const std::vector<float>& values) {
+  std::vector<uint8_t> data(sizeof(float) * values.size());
+  std::memcpy(data.data(), values.data(), data.size());
+  w.add_tensor(name, TensorType::F32, {static_cast<int64_t>(values.size())}, std::move(data));
+}
+
+// A vector of center + uniform noise: norm weights near one (not exactly one,
+// so a missing multiply shows), biases near zero.
+void add_vector(GgufWriter& w, Random& rng, const std::string& name, int n, float center, float spread) {
+  std::vector<float> values(static_cast<size_t>(n));
+  for (float& v : values) v = center + rng.uniform(spread);
+  add_floats(w, name, values);
+}
+
+void add_norm(GgufWriter& w, Random& rng, const std::string& name, int n) { add_vector(w, rng, name, n, 1.0f, 0.1f); }
+
+// Llama 3.1's RoPE frequency factors (scaling factor 8, low/high frequency
+// factors 1 and 4, original context 8192), one divisor per rotated pair.
+void add_rope_freqs(GgufWriter& w, int n_rot, float base) {
+  constexpr double kFactor = 8, kLowFreqFactor = 1, kHighFreqFactor = 4, kOriginalContext = 8192;
+  constexpr double kPi = 3.14159265358979323846;
+  std::vector<float> factors(static_cast<size_t>(n_rot / 2));
+  for (size_t i = 0; i < factors.size(); ++i) {
+    const double wavelength = 2 * kPi * std::pow(double(base), 2.0 * double(i) / n_rot);
+    const double low_freq_wavelength = kOriginalContext / kLowFreqFactor;
+    const double high_freq_wavelength = kOriginalContext / kHighFreqFactor;
+    double factor = 1;
+    if (wavelength > low_freq_wavelength) {
+      factor = kFactor;
+    } else if (wavelength > high_freq_wavelength) {
+      const double smooth = (kOriginalContext / wavelength - kLowFreqFactor) / (kHighFreqFactor - kLowFreqFactor);
+      factor = 1 / ((1 - smooth) / kFactor + smooth);
+    }
+    factors[i] = static_cast<float>(factor);
   }
-  w.add_tensor(name, TensorType::F32, {n}, std::move(data));
+  add_floats(w, "rope_freqs.weight", factors);
 }
 
 }  // namespace
@@ -108,18 +136,23 @@ GgufWriter make_model(const SynthSpec& spec) {
   const int head_dim = s.n_embd / s.n_head, kv_dim = head_dim * s.n_head_kv;
 
   GgufWriter w;
-  w.add_string("general.architecture", "llama");
+  const std::string arch(s.arch);
+  if (arch != "llama" && arch != "qwen2")
+    throw Error("synthetic model: architecture '" + arch + "' is not one kiln-synth writes (llama, qwen2)");
+  if (spec.rope_freqs && arch != "llama") throw Error("synthetic model: RoPE frequency factors are a llama feature");
+  const std::string p = arch + ".";
+  w.add_string("general.architecture", arch);
   w.add_string("general.name", "kiln synthetic " + std::string(s.name) + " (random weights)");
-  w.add_u32("llama.context_length", static_cast<uint32_t>(s.n_ctx));
-  w.add_u32("llama.embedding_length", static_cast<uint32_t>(s.n_embd));
-  w.add_u32("llama.block_count", static_cast<uint32_t>(s.n_layer));
-  w.add_u32("llama.feed_forward_length", static_cast<uint32_t>(s.n_ff));
-  w.add_u32("llama.attention.head_count", static_cast<uint32_t>(s.n_head));
-  w.add_u32("llama.attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
-  w.add_u32("llama.rope.dimension_count", static_cast<uint32_t>(head_dim));
-  w.add_f32("llama.rope.freq_base", spec.rope_base);
-  w.add_f32("llama.attention.layer_norm_rms_epsilon", spec.rms_eps);
-  w.add_u32("llama.vocab_size", static_cast<uint32_t>(s.n_vocab));
+  w.add_u32(p + "context_length", static_cast<uint32_t>(s.n_ctx));
+  w.add_u32(p + "embedding_length", static_cast<uint32_t>(s.n_embd));
+  w.add_u32(p + "block_count", static_cast<uint32_t>(s.n_layer));
+  w.add_u32(p + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  w.add_u32(p + "attention.head_count", static_cast<uint32_t>(s.n_head));
+  w.add_u32(p + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+  w.add_u32(p + "rope.dimension_count", static_cast<uint32_t>(head_dim));
+  w.add_f32(p + "rope.freq_base", spec.rope_base);
+  w.add_f32(p + "attention.layer_norm_rms_epsilon", spec.rms_eps);
+  w.add_u32(p + "vocab_size", static_cast<uint32_t>(s.n_vocab));
   add_vocab(w, s.n_vocab);
 
   Random rng(spec.seed);
@@ -128,6 +161,7 @@ GgufWriter make_model(const SynthSpec& spec) {
   add_matrix(w, rng, "token_embd.weight", spec.types.token_embd, s.n_vocab, s.n_embd, 0.5f);
   add_norm(w, rng, "output_norm.weight", s.n_embd);
   if (!spec.tied_output) add_matrix(w, rng, "output.weight", spec.types.output, s.n_vocab, s.n_embd, 3.0f * in_embd);
+  if (spec.rope_freqs) add_rope_freqs(w, head_dim, spec.rope_base);
   for (int l = 0; l < s.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
     const TensorType at = spec.types.attention, ff = spec.types.feed_forward;
@@ -135,6 +169,11 @@ GgufWriter make_model(const SynthSpec& spec) {
     add_matrix(w, rng, b + "attn_q.weight", at, s.n_embd, s.n_embd, in_embd);
     add_matrix(w, rng, b + "attn_k.weight", at, kv_dim, s.n_embd, in_embd);
     add_matrix(w, rng, b + "attn_v.weight", at, kv_dim, s.n_embd, in_embd);
+    if (arch == "qwen2") {
+      add_vector(w, rng, b + "attn_q.bias", s.n_embd, 0.0f, 0.5f);
+      add_vector(w, rng, b + "attn_k.bias", kv_dim, 0.0f, 0.5f);
+      add_vector(w, rng, b + "attn_v.bias", kv_dim, 0.0f, 0.5f);
+    }
     add_matrix(w, rng, b + "attn_output.weight", at, s.n_embd, s.n_embd, 0.5f * in_embd);
     add_norm(w, rng, b + "ffn_norm.weight", s.n_embd);
     add_matrix(w, rng, b + "ffn_gate.weight", ff, s.n_ff, s.n_embd, in_embd);

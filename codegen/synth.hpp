@@ -19,12 +19,13 @@ struct WeightTypes {
 };
 
 struct SynthSpec {
-  ModelShape shape;
+  ModelShape shape;  // its arch is "llama" or "qwen2" (Q/K/V biases, NEOX RoPE)
   WeightTypes types;
   bool tied_output = false;
   uint64_t seed = 1;
   float rope_base = 10000.0f;
   float rms_eps = 1e-5f;
+  bool rope_freqs = false;  // write Llama 3.1-style RoPE frequency factors (llama only)
 };
 
 // Builds the whole model. Throws kiln::Error when a weight type does not fit

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "codegen/synth.hpp"
+#include "engine/cli_support.hpp"
 
 namespace {
 
@@ -14,39 +15,36 @@ using kiln::Error;
 const char* kUsage =
     "usage: kiln-synth [--preset NAME] [sizes] [types] [--tied] [--seed N] -o FILE.gguf\n"
     "\n"
-    "Writes a llama-architecture GGUF with RANDOM weights (it generates gibberish):\n"
+    "Writes a llama or qwen2 GGUF with RANDOM weights (it generates gibberish):\n"
     "for demos, benchmarks and tests without a download.\n"
     "\n"
-    "  --preset NAME      stories260k, stories15m, stories110m or tinyllama-1.1b\n"
+    "  --preset NAME      stories260k, stories15m, stories110m, tinyllama-1.1b or qwen2.5-0.5b\n"
+    "  --arch NAME        llama (default) or qwen2 (Q/K/V biases, NEOX RoPE)\n"
     "  sizes (override the preset; all are needed without one):\n"
     "    --embd N --layers N --heads N --kv-heads N --ff N --vocab N --ctx N\n"
-    "  types (f32, f16, q8_0, q4_0; default f32):\n"
+    "  types (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k; default f32):\n"
     "    --type T          every matrix\n"
     "    --type-embd T     token_embd      --type-output T   output\n"
     "    --type-attn T     attention       --type-ffn T      feed-forward\n"
     "  --tied             no output.weight (logits use token_embd)\n"
+    "  --rope-freqs       Llama 3.1 RoPE frequency factors (rope_freqs.weight)\n"
     "  --seed N           random seed (default 1)\n"
     "  -o FILE            where to write the GGUF (atomically)\n";
 
 kiln::TensorType parse_type(const std::string& name) {
   for (const auto& t : kiln::kTypeTraits)
     if (t.name == name) return t.type;
-  throw Error("unknown weight type '" + name + "' (kiln-synth writes f32, f16, q8_0, q4_0)");
+  throw Error("unknown weight type '" + name + "' (see --help)");
 }
 
 int parse_positive(const std::string& flag, const std::string& text) {
-  try {
-    size_t used = 0;
-    const long v = std::stol(text, &used);
-    if (used == text.size() && v > 0 && v < (1l << 30)) return static_cast<int>(v);
-  } catch (const std::exception&) {
-  }
-  throw Error(flag + ": expected a positive integer, got '" + text + "'");
+  return static_cast<int>(kiln::parse_int(flag, text, 1, 1 << 30));
 }
 
 int run(int argc, char** argv) {
   kiln::synth::SynthSpec spec;
-  spec.shape = {"custom", 0, 0, 0, 0, 0, 0, 0};
+  spec.shape = {"custom", "llama", 0, 0, 0, 0, 0, 0, 0};
+  std::string arch;
   std::string out;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -77,6 +75,8 @@ int run(int argc, char** argv) {
     else if (a == "--type-attn") t.attention = parse_type(value());
     else if (a == "--type-ffn") t.feed_forward = parse_type(value());
     else if (a == "--tied") spec.tied_output = true;
+    else if (a == "--arch") arch = value();
+    else if (a == "--rope-freqs") spec.rope_freqs = true;
     else if (a == "--seed") spec.seed = static_cast<uint64_t>(parse_positive(a, value()));
     else if (a == "-o" || a == "--output") out = value();
     else throw Error("unknown argument '" + a + "' (see --help)");
@@ -86,6 +86,11 @@ int run(int argc, char** argv) {
   if (!s.n_embd || !s.n_layer || !s.n_head || !s.n_ff || !s.n_vocab || !s.n_ctx)
     throw Error("the model's size is incomplete: give --preset or all of --embd --layers --heads --ff --vocab --ctx");
   if (!s.n_head_kv) spec.shape.n_head_kv = s.n_head;
+  if (!arch.empty()) spec.shape.arch = arch;
+  if (spec.shape.arch == "qwen2") {  // Qwen2's own RoPE base and norm epsilon
+    spec.rope_base = 1e6f;
+    spec.rms_eps = 1e-6f;
+  }
   kiln::synth::make_model(spec).write(out);
   std::fprintf(stderr, "kiln-synth: wrote %s (%s shape, random weights)\n", out.c_str(), std::string(s.name).c_str());
   return 0;
@@ -94,10 +99,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "kiln-synth: error: %s\n", e.what());
-    return 1;
-  }
+  return kiln::run_reporting_errors("kiln-synth", [&] { return run(argc, argv); });
 }

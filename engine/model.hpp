@@ -34,6 +34,8 @@ class Model {
 
   // What the binary was compiled for.
   virtual const ModelDesc& desc() const = 0;
+  // Names these weights (model_fingerprint): what saved states are checked against.
+  virtual uint64_t fingerprint() const = 0;
   virtual const std::string& gguf_path() const = 0;
   virtual const Tokenizer& tokenizer() const = 0;
   virtual int n_ctx() const = 0;      // positions the KV cache holds (fixed at build time)

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "engine/error.hpp"
+#include "engine/fnv1a.hpp"
 
 namespace kiln {
 
@@ -38,21 +39,22 @@ std::vector<std::pair<std::string, std::string>> hparam_fields(const Hyperparams
           {"rope.dimension_count", std::to_string(hp.n_rot)},
           {"context_length", std::to_string(hp.n_ctx_train)},
           {"rope.freq_base", f(hp.rope_base)},
+          {"RoPE frequency scale", f(hp.rope_freq_scale)},
           {"attention.layer_norm_rms_epsilon", f(hp.rms_eps)},
-          {"tied output", hp.tied_output ? "yes" : "no"}};
+          {"tied output", hp.tied_output ? "yes" : "no"},
+          {"NEOX RoPE", hp.rope_neox ? "yes" : "no"},
+          {"Q/K/V biases", hp.qkv_bias ? "yes" : "no"},
+          {"RoPE frequency factors", hp.rope_freqs ? "yes" : "no"}};
 }
 
 }  // namespace
 
 uint64_t ModelDesc::fingerprint() const {
-  // FNV-1a over a canonical text of the description.
   std::string text = arch + "\n";
   for (const auto& [k, v] : hparam_fields(hp)) text += k + "=" + v + "\n";
   for (const auto& t : tensors)
     text += t.name + " " + std::string(traits_of(t.type).name) + " " + dims_text(t.dims) + "\n";
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
-  return h;
+  return fnv1a(kFnv1aStart, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
 }
 
 std::optional<std::string> describe_mismatch(const ModelDesc& compiled, const ModelDesc& file) {

@@ -24,8 +24,13 @@ struct Hyperparams {
   int n_rot = 0;           // rotated dimensions per head (RoPE)
   int n_ctx_train = 0;     // context length the model was trained with (metadata)
   float rope_base = 0.0f;
+  float rope_freq_scale = 1.0f;  // linear RoPE scaling: positions are multiplied by this
   float rms_eps = 0.0f;
   bool tied_output = false;  // no output.weight: logits use token_embd
+  // What sets an architecture apart from plain llama (models/<arch>/describe.cpp).
+  bool rope_neox = false;    // rotate the halves (x[i], x[i + n_rot/2]) instead of adjacent pairs
+  bool qkv_bias = false;     // attn_q/k/v have bias vectors
+  bool rope_freqs = false;   // a rope_freqs.weight tensor divides each pair's frequency (Llama 3.1)
 };
 
 struct TensorDesc {

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "engine/error.hpp"
+#include "engine/state_file.hpp"
 
 namespace kiln {
 
@@ -35,19 +36,59 @@ std::span<const float> Session::ingest(std::span<const int32_t> tokens) {
   return logits_;
 }
 
+std::span<const float> Session::ingest_prompt(std::span<const int32_t> prompt) {
+  if (prompt.empty()) throw Error("nothing to ingest: the prompt is empty");
+  if (prompt.size() > static_cast<size_t>(model_.n_ctx()))
+    throw Error("the prompt is " + std::to_string(prompt.size()) + " tokens, but the context holds " +
+                std::to_string(model_.n_ctx()) + " (set at build time: kiln_add_model CTX)");
+  const size_t kept = std::min(common_prefix_length(tokens_, prompt), prompt.size() - 1);
+  tokens_.resize(kept);
+  last_reused_ = static_cast<int>(kept);
+  return ingest(prompt.subspan(kept));
+}
+
+SessionState Session::snapshot(size_t n_tokens) const {
+  if (n_tokens > tokens_.size())
+    throw Error("cannot snapshot " + std::to_string(n_tokens) + " positions, the context holds " +
+                std::to_string(tokens_.size()));
+  SessionState s;
+  s.fingerprint = model_.fingerprint();
+  s.kv = model_.kv_layout();
+  s.tokens.assign(tokens_.begin(), tokens_.begin() + static_cast<std::ptrdiff_t>(n_tokens));
+  s.kv_bytes.resize(n_tokens * s.kv.bytes_per_position());
+  model_.read_kv(0, static_cast<int>(n_tokens), s.kv_bytes.data());
+  return s;
+}
+
+size_t Session::restore_prefix(const SessionState& state, std::span<const int32_t> prompt) {
+  check_state_fits(state, model_);
+  const size_t n = common_prefix_length(state.tokens, prompt);
+  model_.write_kv(0, static_cast<int>(n), state.kv_bytes.data());
+  tokens_.assign(state.tokens.begin(), state.tokens.begin() + static_cast<std::ptrdiff_t>(n));
+  return n;
+}
+
+void Session::save_state(const std::string& path) const { write_state_file(path, snapshot()); }
+
+void Session::load_state(const std::string& path) {
+  try {
+    restore(read_state_file(path));
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
 GenerationStats generate(Session& session, std::span<const int32_t> prompt, int n_predict, Sampler& sampler,
                          const std::function<void(int32_t)>& on_token) {
   Model& model = session.model();
   GenerationStats stats;
   stats.prompt_tokens = static_cast<int>(prompt.size());
-  if (session.n_past() + prompt.size() > static_cast<size_t>(model.n_ctx()))
-    throw Error("the prompt is " + std::to_string(prompt.size()) + " tokens, but the context holds " +
-                std::to_string(model.n_ctx() - session.n_past()) + " (set at build time: kiln_add_model CTX)");
-  for (int32_t t : prompt) sampler.accept(t);
 
   const auto t0 = std::chrono::steady_clock::now();
-  std::span<const float> logits = session.ingest(prompt);
+  std::span<const float> logits = session.ingest_prompt(prompt);
   stats.prompt_ms = ms_since(t0);
+  stats.reused_tokens = session.last_reused();
+  for (int32_t t : prompt) sampler.accept(t);
 
   std::chrono::steady_clock::time_point first_token_time;
   for (int i = 0; n_predict < 0 || i < n_predict; ++i) {

@@ -1,14 +1,17 @@
 // A conversation with a model: the tokens in its KV cache, batched prompt
-// ingestion, and the token-by-token generation loop.
+// ingestion that reuses what the cache already holds, saving and restoring
+// that state, and the token-by-token generation loop.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/model.hpp"
 #include "engine/sampler.hpp"
+#include "engine/session_state.hpp"
 
 namespace kiln {
 
@@ -21,8 +24,34 @@ class Session {
   // call). Throws kiln::Error if the tokens do not fit in the context.
   std::span<const float> ingest(std::span<const int32_t> tokens);
 
+  // Makes the context `prompt` and returns the logits of its last token
+  // (valid until the next call): keeps the longest prefix the cache already
+  // shares with `prompt`, forgets whatever followed it, and ingests only the
+  // rest. A prompt the cache holds entirely still has its last token ingested
+  // again, since only the KV cache, not the logits, is kept. Throws
+  // kiln::Error, with the context unchanged, if the prompt is empty or longer
+  // than the context.
+  std::span<const float> ingest_prompt(std::span<const int32_t> prompt);
+  // How many positions the last ingest_prompt kept instead of computing.
+  int last_reused() const { return last_reused_; }
+
   // Forgets the context (the cache is simply overwritten later).
   void reset() { tokens_.clear(); }
+
+  // The context as a value: all of it, or its first n_tokens positions.
+  SessionState snapshot() const { return snapshot(tokens_.size()); }
+  SessionState snapshot(size_t n_tokens) const;
+  // Replaces the context with `state`, or with only the longest prefix it
+  // shares with `prompt` (returning that length), for ingest_prompt to go on
+  // from. The state is checked first (check_state_fits): a kiln::Error leaves
+  // the context and the cache untouched.
+  void restore(const SessionState& state) { restore_prefix(state, state.tokens); }
+  size_t restore_prefix(const SessionState& state, std::span<const int32_t> prompt);
+
+  // snapshot() / restore() through a state file (engine/state_file.hpp).
+  // Errors are kiln::Error "<path>: <reason>"; a bad file changes nothing.
+  void save_state(const std::string& path) const;
+  void load_state(const std::string& path);
 
   const std::vector<int32_t>& tokens() const { return tokens_; }
   int n_past() const { return static_cast<int>(tokens_.size()); }
@@ -32,10 +61,12 @@ class Session {
   Model& model_;
   std::vector<int32_t> tokens_;  // what the KV cache holds, position by position
   std::vector<float> logits_;
+  int last_reused_ = 0;
 };
 
 struct GenerationStats {
   int prompt_tokens = 0;
+  int reused_tokens = 0;  // prompt positions the session's cache already held (Session::last_reused)
   int generated_tokens = 0;
   double prompt_ms = 0;  // ingesting the prompt, up to its logits
   double ttft_ms = 0;    // from the start to the first generated token
@@ -43,9 +74,11 @@ struct GenerationStats {
   bool context_full = false;  // stopped because the context ran out
 };
 
-// Ingests `prompt`, then samples up to n_predict tokens (n_predict < 0: until
-// end of generation or a full context), calling on_token for each. A prompt
-// longer than the context is a kiln::Error; nothing is truncated.
+// Makes `prompt` the session's context (Session::ingest_prompt: a prefix the
+// cache already holds is not computed again), then samples up to n_predict
+// tokens (n_predict < 0: until end of generation or a full context), calling
+// on_token for each. A prompt longer than the context is a kiln::Error;
+// nothing is truncated.
 GenerationStats generate(Session& session, std::span<const int32_t> prompt, int n_predict, Sampler& sampler,
                          const std::function<void(int32_t)>& on_token);
 

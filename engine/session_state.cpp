@@ -18,7 +18,7 @@ std::string hex(uint64_t v) {
 }  // namespace
 
 void check_state_fits(const SessionState& state, const Model& model) {
-  const uint64_t fingerprint = model.desc().fingerprint();
+  const uint64_t fingerprint = model.fingerprint();
   if (state.fingerprint != fingerprint)
     throw Error("made by another model (fingerprint " + hex(state.fingerprint) + ", this model is " +
                 hex(fingerprint) + ")");

@@ -13,7 +13,7 @@
 namespace kiln {
 
 struct SessionState {
-  uint64_t fingerprint = 0;  // ModelDesc::fingerprint() of the model that computed it
+  uint64_t fingerprint = 0;  // Model::fingerprint() of the model that computed it
   KvLayout kv;
   std::vector<int32_t> tokens;
   std::vector<uint8_t> kv_bytes;  // tokens.size() * kv.bytes_per_position(), laid out as Model::read_kv writes
@@ -23,8 +23,10 @@ struct SessionState {
 };
 
 // Throws kiln::Error naming the first reason `state` cannot be restored into
-// `model`: another model, another cache layout, more tokens than the context,
-// KV bytes that do not match the token count, or a token outside the vocabulary.
+// `model` ("made by another model (...)"): another model, another cache layout,
+// more tokens than the context, KV bytes that do not match the token count, or
+// a token outside the vocabulary. Callers prefix the message with what the
+// state came from.
 void check_state_fits(const SessionState& state, const Model& model);
 
 // How many leading tokens `a` and `b` share.

@@ -1,89 +1,79 @@
-// Text <-> token ids for SentencePiece-style vocabularies stored in GGUF
-// (`tokenizer.ggml.model = "llama"`), and a streaming decoder that turns
-// generated ids back into valid UTF-8 text.
+// Text <-> token ids for the vocabularies GGUF files carry: SentencePiece
+// (`tokenizer.ggml.model = "llama"`) and byte-level BPE (`"gpt2"`), and a
+// streaming decoder that turns generated ids back into valid UTF-8 text.
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "engine/gguf.hpp"
+#include "engine/tokenizer_bpe.hpp"
+#include "engine/tokenizer_special.hpp"
+#include "engine/tokenizer_spm.hpp"
+#include "engine/tokenizer_types.hpp"
 
 namespace kiln {
 
-// Token kinds, with the numeric values GGUF's tokenizer.ggml.token_type uses.
-enum class TokenType : int32_t {
-  Normal = 1,
-  Unknown = 2,
-  Control = 3,      // BOS, EOS, chat markers: never produced from text
-  UserDefined = 4,
-  Unused = 5,
-  Byte = 6,         // "<0xNN>": one raw byte, used when text has no vocab piece
-};
-
 class Tokenizer {
  public:
-  // Reads the tokenizer.ggml.* metadata. Throws kiln::Error when the model is
-  // not "llama", when arrays are missing or disagree in length, or when a
-  // special id is out of range.
+  // Reads the tokenizer.ggml.* metadata. Throws kiln::Error naming the key
+  // when the model kind or the BPE pre-tokenizer (tokenizer.ggml.pre) is one
+  // kiln does not know, when arrays are missing or disagree in length, when
+  // a special id is out of range, or when BPE merges name unknown tokens.
   static Tokenizer from_gguf(const GgufFile& f);
 
   // add_special: prepend BOS / append EOS as the vocab asks (add_bos_token,
-  // add_eos_token). Special-token text inside `text` is treated as plain text.
-  std::vector<int32_t> encode(std::string_view text, bool add_special) const;
+  // add_eos_token). parse_special: control tokens spelled out in `text`
+  // ("<|im_start|>") become those tokens; otherwise they are plain text.
+  // User-defined tokens are matched either way.
+  std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special = false) const;
 
   int n_vocab() const { return static_cast<int>(pieces_.size()); }
-  int32_t bos() const { return bos_; }
-  int32_t eos() const { return eos_; }
-  bool is_end_of_generation(int32_t id) const { return id == eos_ || (eot_ >= 0 && id == eot_); }
+  int32_t bos() const { return bos_; }  // -1: the vocab has none
+  int32_t eos() const { return eos_; }  // -1: the vocab has none
+  // EOS, EOT and the other tokens llama.cpp stops generating at.
+  bool is_end_of_generation(int32_t id) const;
+  // SentencePiece's leading space: added when encoding, dropped when decoding.
   bool adds_space_prefix() const { return add_space_prefix_; }
 
-  // Raw vocabulary text (with "▁" for spaces, "<0x0A>" for byte tokens, ...).
+  // Raw vocabulary text ("▁Hello" or "ĠHello", "<0x0A>", "<|eot_id|>", ...).
   std::string_view piece(int32_t id) const { return pieces_.at(id); }
   TokenType type(int32_t id) const { return types_.at(id); }
-  // The byte a TokenType::Byte token stands for.
-  uint8_t byte_value(int32_t id) const;
+  // The bytes a token stands for in decoded text: empty for control and
+  // unused tokens, " ⁇ " for unknown ones (SentencePiece's surface).
+  std::string_view text(int32_t id) const { return texts_.at(id); }
 
  private:
-  Tokenizer() = default;
+  using Model = std::variant<SpmModel, BpeModel>;
 
-  // Vocab id of `text` if encoding may produce it (normal and user-defined
-  // pieces only), else -1.
-  int32_t find_piece(std::string_view text) const;
-  // Appends the ids of `escaped` (spaces already written as "▁", not empty).
-  void append_merged(std::string_view escaped, std::vector<int32_t>& out) const;
-  // Appends the ids for one fully merged symbol: its own id, or else one byte
-  // token per byte (unk when the vocab has no such byte token).
-  void append_symbol(std::string_view text, std::vector<int32_t>& out) const;
+  Tokenizer(Model model, std::vector<std::string> pieces, std::vector<TokenType> types);
+  // Reads what both kinds of vocab read alike, once the kind-specific
+  // defaults are set.
+  void finish_loading(const GgufFile& f);
+  // Appends the ids of plain text (not empty); after_special: it starts the
+  // input or follows a token spelled out in it.
+  void encode_text(std::string_view text, bool after_special, std::vector<int32_t>& out) const;
 
-  struct TextHash {
-    using is_transparent = void;  // lets find() take a string_view without a copy
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-
+  Model model_;
   std::vector<std::string> pieces_;
-  std::vector<float> scores_;
   std::vector<TokenType> types_;
-  std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> piece_ids_;
-  std::array<int32_t, 256> byte_ids_{};  // -1 when the vocab has no <0xNN> token
-  int32_t bos_ = 1;
-  int32_t eos_ = 2;
-  int32_t eot_ = -1;  // -1: none
-  int32_t unk_ = 0;
-  bool add_bos_ = true;
+  std::vector<std::string> texts_;
+  SpecialTokens special_tokens_;
+  std::vector<int32_t> end_of_generation_;  // sorted
+  int32_t bos_ = -1;
+  int32_t eos_ = -1;
+  bool add_bos_ = false;
   bool add_eos_ = false;
-  bool add_space_prefix_ = true;
+  bool add_space_prefix_ = false;
 };
 
-// Streams token ids back to text. Byte tokens are gathered until they form
-// complete UTF-8 characters, so push() only ever returns valid UTF-8; "▁"
-// becomes a space; control and unused tokens produce nothing. When the vocab
-// adds a space prefix while encoding, the leading space of the first text
-// piece is dropped, as SentencePiece's decoder does.
+// Streams token ids back to text. Bytes are gathered until they form
+// complete UTF-8 characters, so push() only ever returns valid UTF-8. When
+// the vocab adds a space prefix while encoding, the leading space of the
+// first text piece is dropped, as SentencePiece's decoder does.
 class Detokenizer {
  public:
   explicit Detokenizer(const Tokenizer& tok) : tok_(tok) {}

@@ -9,9 +9,11 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/cli_support.hpp"
 #include "engine/error.hpp"
 #include "examples/bench_stats.hpp"
 #include "examples/machine_probe.hpp"
+#include "examples/prefix_bench.hpp"
 
 namespace kiln {
 
@@ -30,19 +32,13 @@ struct BenchOptions {
   bool probe = false;
   std::string limits_path;  // empty: the default cache, if it exists
   bool json = false;
+  int prefix_tokens = 0;  // --prefix N: time to first token with part of an N-token prompt cached
 };
 
 std::vector<int> parse_list(const std::string& flag, const std::string& text, int min_value) {
   std::vector<int> out;
   std::istringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < min_value || v > (1 << 24))
-      throw Error(flag + ": expected a comma-separated list of integers >= " + std::to_string(min_value) + ", got '" +
-                  text + "'");
-    out.push_back(static_cast<int>(v));
-  }
+  for (std::string item; std::getline(in, item, ',');) out.push_back(static_cast<int>(parse_int(flag, item, min_value, 1 << 24)));
   if (out.empty()) throw Error(flag + ": empty list");
   return out;
 }
@@ -59,6 +55,8 @@ const char* kUsage =
     "  -o, --output FORMAT  md (default) or json\n"
     "      --probe          measure this machine's limits first and cache them\n"
     "      --machine FILE   machine limits to compare with (default: %s)\n"
+    "      --prefix N       time to first token for an N-token prompt, cold and with 50/90/100 %%\n"
+    "                       of it cached (in memory and in a state file), instead of pp/tg\n"
     "  -h, --help           show this help\n";
 
 BenchOptions parse_bench(int argc, char** argv, const char* name, const char* default_gguf) {
@@ -83,6 +81,7 @@ BenchOptions parse_bench(int argc, char** argv, const char* name, const char* de
       o.json = f == "json";
     } else if (flag == "--probe") o.probe = true;
     else if (flag == "--machine") o.limits_path = value();
+    else if (flag == "--prefix") o.prefix_tokens = parse_list(flag, value(), 2).at(0);
     else throw Error("unknown argument '" + flag + "' (see --help)");
   }
   if (o.threads.empty()) o.threads = {static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
@@ -269,6 +268,17 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
     limits = load_limits(limits_path);
   }
 
+  if (o.prefix_tokens > 0) {
+    for (int t : o.threads) {
+      model->set_threads(t);
+      PrefixBenchOptions prefix;
+      prefix.prompt_tokens = o.prefix_tokens;
+      prefix.runs = o.repetitions;
+      std::printf("%s\n", run_prefix_bench(*model, prefix).markdown().c_str());
+    }
+    return 0;
+  }
+
   const ModelCost cost = model_cost(model->desc());
   std::vector<Result> results;
   for (int t : o.threads) {
@@ -286,13 +296,7 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
 }  // namespace
 
 int bench_main(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
-  try {
-    return run(argc, argv, name, default_gguf, load);
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "%s-bench: error: %s\n", name, e.what());
-    return 1;
-  }
+  return run_reporting_errors(std::string(name) + "-bench", [&] { return run(argc, argv, name, default_gguf, load); });
 }
 
 }  // namespace kiln

@@ -2,11 +2,15 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
+#include "engine/cli_support.hpp"
 #include "engine/error.hpp"
 #include "engine/session.hpp"
 #include "examples/cli_options.hpp"
+#include "examples/logits_dump.hpp"
+#include "examples/prompt_cache.hpp"
 
 namespace kiln {
 
@@ -15,6 +19,10 @@ namespace {
 void print_text(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 double per_second(int count, double ms) { return ms > 0 ? 1000.0 * count / ms : 0.0; }
@@ -28,16 +36,32 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
 
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Model> model = load(opt.model_path.empty() ? default_gguf : opt.model_path);
-  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double load_ms = ms_since(t0);
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   model->set_threads(threads);
 
   const Tokenizer& tok = model->tokenizer();
-  const std::vector<int32_t> prompt = tok.encode(opt.prompt, /*add_special=*/true);
+  // Special-token text in a prompt (e.g. "<|im_start|>") is read as that token, as llama.cpp does.
+  const std::vector<int32_t> prompt = !opt.prompt_ids.empty()
+                                          ? opt.prompt_ids
+                                          : tok.encode(opt.prompt, /*add_special=*/true, /*parse_special=*/true);
   if (prompt.empty()) throw Error("the prompt encodes to no tokens and the model adds no BOS: give a prompt with -p");
   Sampler sampler(opt.sampling, model->n_vocab());
 
+  for (int32_t id : prompt)
+    if (id >= model->n_vocab())
+      throw Error("--prompt-ids: token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                  std::to_string(model->n_vocab() - 1) + ")");
+  if (!opt.logits_out.empty()) write_prompt_logits(*model, prompt, opt.logits_out);
   Session session(*model);
+  std::optional<PromptCache> prompt_cache;
+  double cache_load_ms = 0;
+  if (!opt.prompt_cache.empty()) {
+    const auto t_cache = std::chrono::steady_clock::now();
+    prompt_cache.emplace(opt.prompt_cache, opt.prompt_cache_ro);
+    prompt_cache->restore(session, prompt);
+    cache_load_ms = ms_since(t_cache);
+  }
   Detokenizer detok(tok);
   for (int32_t t : prompt) {
     const std::string piece = detok.push(t);
@@ -46,12 +70,17 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
   const GenerationStats s =
       generate(session, prompt, opt.n_predict, sampler, [&](int32_t t) { print_text(detok.push(t)); });
   print_text(detok.flush() + "\n");
+  if (prompt_cache) prompt_cache->save(session, prompt);
 
   std::fprintf(stderr, "\n%s: %d threads, seed %llu%s\n", name, threads,
                static_cast<unsigned long long>(sampler.seed()), s.context_full ? ", stopped: context full" : "");
   std::fprintf(stderr, "load time         = %10.2f ms\n", load_ms);
-  std::fprintf(stderr, "prompt            = %10.2f ms / %5d tokens (%9.2f tokens/s)\n", s.prompt_ms, s.prompt_tokens,
-               per_second(s.prompt_tokens, s.prompt_ms));
+  if (prompt_cache)
+    std::fprintf(stderr, "prompt cache: reused %d of %d tokens (read in %.2f ms)\n", s.reused_tokens, s.prompt_tokens,
+                 cache_load_ms);
+  const int computed = s.prompt_tokens - s.reused_tokens;  // what prompt_ms was spent on
+  std::fprintf(stderr, "prompt            = %10.2f ms / %5d tokens (%9.2f tokens/s)\n", s.prompt_ms, computed,
+               per_second(computed, s.prompt_ms));
   std::fprintf(stderr, "generation        = %10.2f ms / %5d tokens (%9.2f tokens/s)\n", s.generate_ms,
                s.generated_tokens, per_second(s.generated_tokens, s.generate_ms));
   std::fprintf(stderr, "time to 1st token = %10.2f ms\n", s.ttft_ms);
@@ -61,13 +90,7 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
 }  // namespace
 
 int cli_main(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
-  try {
-    return run(argc, argv, name, default_gguf, load);
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "%s: error: %s\n", name, e.what());
-    return 1;
-  }
+  return run_reporting_errors(name, [&] { return run(argc, argv, name, default_gguf, load); });
 }
 
 }  // namespace kiln

@@ -1,24 +1,21 @@
 #include "examples/cli_options.hpp"
 
-#include <cerrno>
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 
+#include "engine/cli_support.hpp"
 #include "engine/error.hpp"
 
 namespace kiln {
 
 namespace {
 
-long long parse_integer(const std::string& flag, const std::string& text) {
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || v < -(1ll << 31) || v > (1ll << 31) - 1)
-    throw Error(flag + ": expected an integer, got '" + text + "'");
-  return v;
+// Any int; range checks that need the model come later.
+int parse_integer(const std::string& flag, const std::string& text) {
+  return static_cast<int>(parse_int(flag, text, -(1ll << 31), (1ll << 31) - 1));
 }
 
 float parse_float(const std::string& flag, const std::string& text) {
@@ -26,6 +23,20 @@ float parse_float(const std::string& flag, const std::string& text) {
   const float v = std::strtof(text.c_str(), &end);
   if (text.empty() || *end != '\0' || v != v) throw Error(flag + ": expected a number, got '" + text + "'");
   return v;
+}
+
+// "1 716 235" or "1,716,235".
+std::vector<int32_t> parse_token_ids(const std::string& flag, std::string text) {
+  std::replace(text.begin(), text.end(), ',', ' ');
+  std::vector<int32_t> ids;
+  std::istringstream in(text);
+  for (std::string item; in >> item;) {
+    const long long id = parse_integer(flag, item);
+    if (id < 0) throw Error(flag + ": token ids are not negative, got " + item);
+    ids.push_back(static_cast<int32_t>(id));
+  }
+  if (ids.empty()) throw Error(flag + ": no token ids given");
+  return ids;
 }
 
 std::string read_text_file(const std::string& path) {
@@ -50,19 +61,25 @@ CliOptions parse_cli(int argc, char** argv) {
     else if (flag == "-m" || flag == "--model") o.model_path = value();
     else if (flag == "-p" || flag == "--prompt") o.prompt = value();
     else if (flag == "-f" || flag == "--file") o.prompt = read_text_file(value());
-    else if (flag == "-n" || flag == "--n-predict") o.n_predict = static_cast<int>(parse_integer(flag, value()));
-    else if (flag == "-t" || flag == "--threads") o.threads = static_cast<int>(parse_integer(flag, value()));
+    else if (flag == "-n" || flag == "--n-predict") o.n_predict = parse_integer(flag, value());
+    else if (flag == "-t" || flag == "--threads") o.threads = parse_integer(flag, value());
     else if (flag == "-s" || flag == "--seed") o.sampling.seed = static_cast<uint64_t>(static_cast<uint32_t>(parse_integer(flag, value())));
     else if (flag == "--temp") o.sampling.temperature = parse_float(flag, value());
-    else if (flag == "--top-k") o.sampling.top_k = static_cast<int>(parse_integer(flag, value()));
+    else if (flag == "--top-k") o.sampling.top_k = parse_integer(flag, value());
     else if (flag == "--top-p") o.sampling.top_p = parse_float(flag, value());
     else if (flag == "--min-p") o.sampling.min_p = parse_float(flag, value());
     else if (flag == "--repeat-penalty") o.sampling.repeat_penalty = parse_float(flag, value());
-    else if (flag == "--repeat-last-n") o.sampling.repeat_last_n = static_cast<int>(parse_integer(flag, value()));
+    else if (flag == "--repeat-last-n") o.sampling.repeat_last_n = parse_integer(flag, value());
+    else if (flag == "--prompt-ids") o.prompt_ids = parse_token_ids(flag, value());
+    else if (flag == "--logits-out") o.logits_out = value();
+    else if (flag == "--prompt-cache") o.prompt_cache = value();
+    else if (flag == "--prompt-cache-ro") o.prompt_cache_ro = true;
     else if (flag == "--no-display-prompt") o.display_prompt = false;
     else throw Error("unknown argument '" + flag + "' (see --help)");
   }
+  if (!o.prompt_ids.empty() && !o.prompt.empty()) throw Error("--prompt-ids: give either a text prompt (-p, -f) or token ids, not both");
   if (o.n_predict < -1) throw Error("-n: expected -1 (no limit) or a count, got " + std::to_string(o.n_predict));
+  if (o.prompt_cache_ro && o.prompt_cache.empty()) throw Error("--prompt-cache-ro: needs --prompt-cache FILE");
   if (o.threads < 0) throw Error("-t: expected a positive thread count, got " + std::to_string(o.threads));
   return o;
 }
@@ -74,6 +91,8 @@ std::string cli_usage(const std::string& program, const std::string& default_ggu
     << "  -m, --model FILE        GGUF with this model's weights (default: " << default_gguf << ")\n"
     << "  -p, --prompt TEXT       prompt to start from (default: empty, i.e. BOS only)\n"
     << "  -f, --file FILE         read the prompt from a file\n"
+    << "      --prompt-ids IDS    the prompt as token ids, e.g. \"1 716 235\" (fed as given, no BOS added)\n"
+    << "      --logits-out FILE   write the logits of every prompt position (a line each, all of the vocabulary)\n"
     << "  -n, --n-predict N       tokens to generate (default: -1 = until end of text or a full context)\n"
     << "  -t, --threads N         threads to use (default: all hardware threads)\n"
     << "  -s, --seed N            sampling seed (default: -1 = random)\n"
@@ -83,6 +102,9 @@ std::string cli_usage(const std::string& program, const std::string& default_ggu
     << "      --min-p P           min-p sampling (default: 0.05, 0.0 = off)\n"
     << "      --repeat-penalty X  penalize repeated tokens (default: 1.0 = off)\n"
     << "      --repeat-last-n N   tokens the penalty looks back at (default: 64)\n"
+    << "      --prompt-cache FILE keep the prompt's KV state in FILE: a later run whose prompt\n"
+    << "                          starts the same way computes only the rest\n"
+    << "      --prompt-cache-ro   use the --prompt-cache file but never write it\n"
     << "      --no-display-prompt do not print the prompt before the generated text\n"
     << "  -h, --help              show this help\n";
   return u.str();

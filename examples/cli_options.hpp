@@ -1,7 +1,9 @@
 // Parsing the command line of a compiled model's program.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/sampler.hpp"
 
@@ -10,8 +12,12 @@ namespace kiln {
 struct CliOptions {
   std::string model_path;  // -m; empty: the GGUF the binary was compiled from
   std::string prompt;      // -p, or the contents of -f
+  std::vector<int32_t> prompt_ids;  // --prompt-ids: token ids fed as they are (no BOS added)
+  std::string logits_out;  // --logits-out: write every prompt position's logits here
   int n_predict = -1;      // -n; -1: until end of generation or a full context
   int threads = 0;         // -t; 0: all hardware threads
+  std::string prompt_cache;  // --prompt-cache; empty: none
+  bool prompt_cache_ro = false;
   bool display_prompt = true;
   bool help = false;
   SamplerParams sampling;

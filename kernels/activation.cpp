@@ -1,17 +1,39 @@
 #include "kernels/activation.hpp"
 
 #include <algorithm>
+#include <xsimd/xsimd.hpp>
 
 namespace kiln::kernels {
 
+// Vectorized throughout: the last, partial vector is padded with -inf, whose
+// exp is 0 and adds nothing to the sum.
 void softmax(float* x, int n) {
-  const float max = *std::max_element(x, x + n);
-  float sum = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - max);
-    sum += x[i];
+  using Vec = xsimd::batch<float>;
+  constexpr int kLanes = static_cast<int>(Vec::size);
+  const int n_whole = n / kLanes * kLanes;
+  alignas(Vec::arch_type::alignment()) float tail[kLanes];
+  std::fill(tail, tail + kLanes, -INFINITY);
+  std::copy(x + n_whole, x + n, tail);
+
+  Vec vmax = Vec::load_aligned(tail);
+  for (int i = 0; i < n_whole; i += kLanes) vmax = xsimd::max(vmax, Vec::load_unaligned(x + i));
+  alignas(Vec::arch_type::alignment()) float lane_max[kLanes];
+  vmax.store_aligned(lane_max);
+  const Vec max(*std::max_element(lane_max, lane_max + kLanes));
+
+  Vec sum(0.0f);
+  for (int i = 0; i < n_whole; i += kLanes) {
+    const Vec e = xsimd::exp(Vec::load_unaligned(x + i) - max);
+    e.store_unaligned(x + i);
+    sum += e;
   }
-  for (int i = 0; i < n; ++i) x[i] /= sum;
+  const Vec e_tail = xsimd::exp(Vec::load_aligned(tail) - max);
+  e_tail.store_aligned(tail);
+  std::copy(tail, tail + (n - n_whole), x + n_whole);
+  sum += e_tail;
+
+  const float inv_sum = 1.0f / xsimd::hadd(sum);
+  for (int i = 0; i < n; ++i) x[i] *= inv_sum;
 }
 
 }  // namespace kiln::kernels

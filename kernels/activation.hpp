@@ -1,25 +1,37 @@
-// Element-wise kernels: the SwiGLU feed-forward gate, residual add, softmax.
+// Element-wise kernels: the SwiGLU feed-forward gate, softmax.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <xsimd/xsimd.hpp>
 
 namespace kiln::kernels {
 
-// gate = silu(gate) * up over [n_tokens][N], silu(g) = g / (1 + e^-g).
-template <int N>
-void swiglu(float* gate, const float* up, int n_tokens) {
-  const int64_t n = static_cast<int64_t>(n_tokens) * N;
-#pragma omp for schedule(static)
-  for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+// gate = silu(gate) * up for n values, silu(g) = g / (1 + e^-g), by one
+// thread: whole vectors with xsimd's exp, the leftover values with std::exp.
+inline void swiglu_span(float* gate, const float* up, int64_t n) {
+  using Vec = xsimd::batch<float>;
+  constexpr auto kLanes = static_cast<int64_t>(Vec::size);
+  const int64_t n_whole = n / kLanes * kLanes;
+  for (int64_t i = 0; i < n_whole; i += kLanes) {
+    const Vec g = Vec::load_unaligned(gate + i);
+    (g / (Vec(1.0f) + xsimd::exp(-g)) * Vec::load_unaligned(up + i)).store_unaligned(gate + i);
+  }
+  for (int64_t i = n_whole; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
-// Residual connection: x += y over [n_tokens][N].
+// swiglu_span over [n_tokens][N], work-shared over pieces of 64 values of a
+// token (fixed pieces, so a value's result does not depend on the batch).
 template <int N>
-void add(float* x, const float* y, int n_tokens) {
-  const int64_t n = static_cast<int64_t>(n_tokens) * N;
+void swiglu(float* gate, const float* up, int n_tokens) {
+  constexpr int kPiece = 64;
+  constexpr int kPieces = (N + kPiece - 1) / kPiece;
 #pragma omp for schedule(static)
-  for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+  for (int64_t p = 0; p < static_cast<int64_t>(n_tokens) * kPieces; ++p) {
+    const int64_t at = p / kPieces * N + p % kPieces * kPiece;
+    swiglu_span(gate + at, up + at, std::min<int64_t>(kPiece, N - p % kPieces * kPiece));
+  }
 }
 
 // x = softmax(x) over n > 0 values, in place, by one thread (the max is

@@ -9,19 +9,69 @@
 #include "kernels/activation.hpp"
 #include "kernels/dot.hpp"
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 namespace kiln::kernels {
 
 namespace detail {
 
-// y += a * x for N floats.
+// out = sum_j weights[j] * v_j over j < n, v_j = v + j * stride (N floats
+// each). Every output element is one FMA chain in order of j, kept in
+// registers across positions.
 template <int N>
-void add_scaled(float a, const float* x, float* y) {
+void weighted_sum(const float* weights, const float* v, int64_t stride, int n, float* out) {
   constexpr int kLanes = static_cast<int>(FloatVec::size);
-  const FloatVec va(a);
-  int i = 0;
-  for (; i + kLanes <= N; i += kLanes)
-    xsimd::fma(va, FloatVec::load_unaligned(x + i), FloatVec::load_unaligned(y + i)).store_unaligned(y + i);
-  for (; i < N; ++i) y[i] = std::fma(a, x[i], y[i]);
+  constexpr int kVecs = N / kLanes;
+  constexpr int kTail = N - kVecs * kLanes;  // elements after the whole vectors
+  FloatVec acc[kVecs];
+  float tail[kTail + 1] = {};  // (+1: never zero-sized)
+  for (auto& a : acc) a = FloatVec(0.0f);
+  for (int j = 0; j < n; ++j) {
+    const FloatVec w(weights[j]);
+    const float* vj = v + j * stride;
+    for (int i = 0; i < kVecs; ++i) acc[i] = xsimd::fma(w, FloatVec::load_unaligned(vj + i * kLanes), acc[i]);
+    for (int i = 0; i < kTail; ++i) tail[i] = std::fma(weights[j], vj[kVecs * kLanes + i], tail[i]);
+  }
+  for (int i = 0; i < kVecs; ++i) acc[i].store_unaligned(out + i * kLanes);
+  for (int i = 0; i < kTail; ++i) out[kVecs * kLanes + i] = tail[i];
+}
+
+// out[j] = q . k_j * scale for j < n, k_j = k + j * stride (N floats each).
+// With AVX, 8 positions at a time: their 8 accumulators are reduced together
+// (one horizontal-add tree instead of 8); the positions after the last whole
+// group go one at a time. Which way a score is summed thus depends only on n,
+// the query's position + 1, never on the batch it came in.
+template <int N>
+void scores(const float* q, const float* k, int64_t stride, int n, float scale, float* out) {
+  constexpr int kLanes = static_cast<int>(FloatVec::size);
+  int j = 0;
+#if defined(__AVX__)
+  if constexpr (kLanes == 8 && N % kLanes == 0) {
+    for (; j + 8 <= n; j += 8) {
+      __m256 acc[8];
+      for (int p = 0; p < 8; ++p) {
+        const float* kp = k + (j + p) * stride;
+        acc[p] = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(kp));
+        for (int i = kLanes; i < N; i += kLanes)
+          acc[p] = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(kp + i), acc[p]);
+      }
+      // Lane p of the result is the sum of acc[p]'s lanes.
+      const __m256 sum01 = _mm256_hadd_ps(acc[0], acc[1]), sum23 = _mm256_hadd_ps(acc[2], acc[3]);
+      const __m256 sum45 = _mm256_hadd_ps(acc[4], acc[5]), sum67 = _mm256_hadd_ps(acc[6], acc[7]);
+      const __m256 sum0123 = _mm256_hadd_ps(sum01, sum23), sum4567 = _mm256_hadd_ps(sum45, sum67);
+      const __m256 total = _mm256_add_ps(_mm256_permute2f128_ps(sum0123, sum4567, 0x20),
+                                         _mm256_permute2f128_ps(sum0123, sum4567, 0x31));
+      _mm256_storeu_ps(out + j, _mm256_mul_ps(total, _mm256_set1_ps(scale)));
+    }
+  }
+#endif
+  for (; j < n; ++j) {
+    float s[1][1];
+    dot_tile<TensorType::F32, N, 1, 1>(reinterpret_cast<const uint8_t*>(k + j * stride), q, s);
+    out[j] = s[0][0] * scale;
+  }
 }
 
 }  // namespace detail
@@ -53,12 +103,11 @@ void attention(const float* q, const float* k_cache, const float* v_cache, float
     const float* k_head = k_cache + (h / kHeadsPerKV) * HeadDim;
     const float* v_head = v_cache + (h / kHeadsPerKV) * HeadDim;
 
-    for (int j = 0; j < n_pos; ++j) weights[j] = dot<HeadDim>(q_head, k_head + j * kKVDim) * scale;
+    detail::scores<HeadDim>(q_head, k_head, kKVDim, n_pos, scale, weights);
     softmax(weights, n_pos);
 
     float* out_head = out + t * kQDim + h * HeadDim;
-    for (int i = 0; i < HeadDim; ++i) out_head[i] = 0.0f;
-    for (int j = 0; j < n_pos; ++j) detail::add_scaled<HeadDim>(weights[j], v_head + j * kKVDim, out_head);
+    detail::weighted_sum<HeadDim>(weights, v_head, kKVDim, n_pos, out_head);
   }
 }
 

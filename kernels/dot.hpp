@@ -15,12 +15,12 @@
 
 namespace kiln::kernels {
 
-// out[r][t] = dot(weight row r, vector t) for a tile of NRows consecutive
-// weight rows (starting at w, row_bytes(T, Cols) apart) and NVecs consecutive
-// float vectors (starting at x, Cols floats apart).
-template <TensorType T, int Cols, int NRows, int NVecs>
+// out[r][t] = dot(weight row r, vector t) for a tile of NRows weight rows
+// (starting at w, RowBytes apart: consecutive by default) and NVecs
+// consecutive float vectors (starting at x, Cols floats apart).
+template <TensorType T, int Cols, int NRows, int NVecs, int64_t RowBytes = static_cast<int64_t>(row_bytes(T, Cols))>
 void dot_tile(const uint8_t* w, const float* x, float (&out)[NRows][NVecs]) {
-  constexpr int64_t kRowBytes = static_cast<int64_t>(row_bytes(T, Cols));
+  constexpr int64_t kRowBytes = RowBytes;
   constexpr int kLanes = static_cast<int>(FloatVec::size);
   constexpr int kSimdCols = Cols / kLanes * kLanes;
   static_assert(kSimdCols == Cols || traits_of(T).block_elems == 1, "only float rows have a scalar tail");
@@ -51,14 +51,6 @@ void dot_tile(const uint8_t* w, const float* x, float (&out)[NRows][NVecs]) {
       out[r][t] = sum;
     }
   }
-}
-
-// a . b for float vectors of length N.
-template <int N>
-float dot(const float* a, const float* b) {
-  float out[1][1];
-  dot_tile<TensorType::F32, N, 1, 1>(reinterpret_cast<const uint8_t*>(a), b, out);
-  return out[0][0];
 }
 
 }  // namespace kiln::kernels

@@ -6,19 +6,26 @@
 
 namespace kiln::kernels {
 
-// out[t] = x[t] / sqrt(mean(x[t]^2) + eps) * weight for each token's N values.
-// out may be x. The sum of squares is a plain sequential float sum, like
-// llama2.c's reference. Work-shared over tokens.
+// out = x / sqrt(mean(x^2) + eps) * weight for one token's N values; out may
+// be x. The squares are summed in double and the mean rounded to float, as
+// ggml does: the normalized values then match llama.cpp's to the bit, which
+// matters where they are rounded to 8 bits next (q8_activations.hpp).
+template <int N>
+void rmsnorm_row(const float* x, const float* weight, float* out, float eps) {
+  double sum_sq = 0.0;
+  for (int i = 0; i < N; ++i) sum_sq += x[i] * x[i];
+  const auto mean = static_cast<float>(sum_sq / N);
+  const float scale = 1.0f / std::sqrt(mean + eps);
+  for (int i = 0; i < N; ++i) out[i] = weight[i] * (scale * x[i]);
+}
+
+// rmsnorm_row for each of n_tokens tokens, work-shared over tokens.
 template <int N>
 void rmsnorm(const float* x, const float* weight, float* out, int n_tokens, float eps) {
 #pragma omp for schedule(static)
   for (int t = 0; t < n_tokens; ++t) {
-    const float* xt = x + static_cast<int64_t>(t) * N;
-    float* out_t = out + static_cast<int64_t>(t) * N;
-    float sum_sq = 0.0f;
-    for (int i = 0; i < N; ++i) sum_sq += xt[i] * xt[i];
-    const float scale = 1.0f / std::sqrt(sum_sq / static_cast<float>(N) + eps);
-    for (int i = 0; i < N; ++i) out_t[i] = weight[i] * (scale * xt[i]);
+    const int64_t at = static_cast<int64_t>(t) * N;
+    rmsnorm_row<N>(x + at, weight, out + at, eps);
   }
 }
 

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/bf16.hpp"
 #include "kernels/fp16.hpp"
+#include "kernels/quant_k.hpp"
 #include "kernels/weight_row.hpp"
 
 namespace kiln::kernels {
@@ -59,6 +61,14 @@ void dequantize_row(TensorType t, const void* src, float* dst, int64_t n) {
       return dequantize<TensorType::Q4_0>(src, dst, n);
     case TensorType::Q8_0:
       return dequantize<TensorType::Q8_0>(src, dst, n);
+    case TensorType::Q4_K:
+      return dequantize<TensorType::Q4_K>(src, dst, n);
+    case TensorType::Q5_K:
+      return dequantize<TensorType::Q5_K>(src, dst, n);
+    case TensorType::Q6_K:
+      return dequantize<TensorType::Q6_K>(src, dst, n);
+    case TensorType::BF16:
+      return dequantize<TensorType::BF16>(src, dst, n);
   }
 }
 
@@ -80,6 +90,17 @@ void quantize_row(TensorType t, const float* src, void* dst, int64_t n) {
     case TensorType::Q8_0: {
       auto* blocks = static_cast<BlockQ8_0*>(dst);
       for (int64_t b = 0; b < n / kQuantBlockElems; ++b) quantize_block_q8_0(src + b * kQuantBlockElems, blocks[b]);
+      return;
+    }
+    case TensorType::Q4_K:
+      return quantize_row_q4_k(src, static_cast<BlockQ4_K*>(dst), n);
+    case TensorType::Q5_K:
+      return quantize_row_q5_k(src, static_cast<BlockQ5_K*>(dst), n);
+    case TensorType::Q6_K:
+      return quantize_row_q6_k(src, static_cast<BlockQ6_K*>(dst), n);
+    case TensorType::BF16: {
+      auto* out = static_cast<uint16_t*>(dst);
+      for (int64_t k = 0; k < n; ++k) out[k] = fp32_to_bf16(src[k]);
       return;
     }
   }

@@ -1,5 +1,5 @@
-// The quantized block formats kiln runs, and whole-row conversion between any
-// weight type and float.
+// The 32-element quantized block formats (the K-quants are in quant_k.hpp),
+// and whole-row conversion between any weight type and float.
 #pragma once
 
 #include <cstdint>

@@ -6,39 +6,50 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/sync.hpp"
+
 namespace kiln::kernels {
 
 // out[i] = base^(-2i / rot_dim) for i < rot_dim / 2: the angle per position of
 // pair i.
 void rope_inv_freq(float base, int rot_dim, float* out);
 
-// x is [n_tokens][NHeads * HeadDim]; token t sits at position pos0 + t. In
-// every head, pair i < RotDim / 2 turns by pos * inv_freq[i]; dimensions from
-// RotDim on are left alone. Work-shared over tokens.
+// Rotates token t of x ([n_tokens][NHeads * HeadDim]), which sits at
+// position pos0 + t: in every head, pair i < RotDim / 2 turns by
+// pos * inv_freq[i]; dimensions from RotDim on are left alone.
 template <int NHeads, int HeadDim, int RotDim>
-void rope_adjacent(float* x, int n_tokens, int pos0, const float* inv_freq) {
+void rope_adjacent_token(float* x, int t, int pos0, const float* inv_freq) {
   static_assert(RotDim % 2 == 0 && RotDim <= HeadDim);
   constexpr int kPairs = RotDim / 2;
-#pragma omp for schedule(static)
-  for (int t = 0; t < n_tokens; ++t) {
-    const auto pos = static_cast<float>(pos0 + t);
-    // All heads share the angles of a position.
-    float cos_angle[kPairs];
-    float sin_angle[kPairs];
+  const auto pos = static_cast<float>(pos0 + t);
+  // All heads share the angles of a position.
+  float cos_angle[kPairs];
+  float sin_angle[kPairs];
+  for (int i = 0; i < kPairs; ++i) {
+    const float angle = pos * inv_freq[i];
+    cos_angle[i] = std::cos(angle);
+    sin_angle[i] = std::sin(angle);
+  }
+  for (int h = 0; h < NHeads; ++h) {
+    float* head = x + (static_cast<int64_t>(t) * NHeads + h) * HeadDim;
     for (int i = 0; i < kPairs; ++i) {
-      const float angle = pos * inv_freq[i];
-      cos_angle[i] = std::cos(angle);
-      sin_angle[i] = std::sin(angle);
+      const float x0 = head[2 * i];
+      const float x1 = head[2 * i + 1];
+      head[2 * i] = x0 * cos_angle[i] - x1 * sin_angle[i];
+      head[2 * i + 1] = x0 * sin_angle[i] + x1 * cos_angle[i];
     }
-    for (int h = 0; h < NHeads; ++h) {
-      float* head = x + (static_cast<int64_t>(t) * NHeads + h) * HeadDim;
-      for (int i = 0; i < kPairs; ++i) {
-        const float x0 = head[2 * i];
-        const float x1 = head[2 * i + 1];
-        head[2 * i] = x0 * cos_angle[i] - x1 * sin_angle[i];
-        head[2 * i + 1] = x0 * sin_angle[i] + x1 * cos_angle[i];
-      }
-    }
+  }
+}
+
+// rope_adjacent_token for every token, work-shared over tokens.
+template <int NHeads, int HeadDim, int RotDim, Sync Y = Sync::Barrier>
+void rope_adjacent(float* x, int n_tokens, int pos0, const float* inv_freq) {
+  if constexpr (Y == Sync::Barrier) {
+#pragma omp for schedule(static)
+    for (int t = 0; t < n_tokens; ++t) rope_adjacent_token<NHeads, HeadDim, RotDim>(x, t, pos0, inv_freq);
+  } else {
+#pragma omp for schedule(static) nowait
+    for (int t = 0; t < n_tokens; ++t) rope_adjacent_token<NHeads, HeadDim, RotDim>(x, t, pos0, inv_freq);
   }
 }
 

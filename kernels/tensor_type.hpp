@@ -16,6 +16,10 @@ enum class TensorType : uint32_t {
   F16 = 1,
   Q4_0 = 2,
   Q8_0 = 8,
+  Q4_K = 12,
+  Q5_K = 13,
+  Q6_K = 14,
+  BF16 = 30,
 };
 
 struct TypeTraits {
@@ -31,6 +35,10 @@ inline constexpr TypeTraits kTypeTraits[] = {
     {TensorType::F16, "f16", "F16", 1, 2},
     {TensorType::Q4_0, "q4_0", "Q4_0", 32, 18},
     {TensorType::Q8_0, "q8_0", "Q8_0", 32, 34},
+    {TensorType::Q4_K, "q4_k", "Q4_K", 256, 144},
+    {TensorType::Q5_K, "q5_k", "Q5_K", 256, 176},
+    {TensorType::Q6_K, "q6_k", "Q6_K", 256, 210},
+    {TensorType::BF16, "bf16", "BF16", 1, 2},
 };
 
 // Traits of a GGUF type id, or nullopt when kiln does not support it.

@@ -113,3 +113,8 @@ struct WeightRow<TensorType::Q4_0> {
 };
 
 }  // namespace kiln::kernels
+
+// Specializations kept in files of their own; included here, after the
+// primary template, so that whoever sees WeightRow sees every type.
+#include "kernels/weight_row_bf16.hpp"
+#include "kernels/weight_row_kquant.hpp"

@@ -13,5 +13,6 @@ namespace kiln {
 ModelDesc describe_model(const GgufFile& file);
 
 ModelDesc describe_llama(const GgufFile& file);
+ModelDesc describe_qwen2(const GgufFile& file);
 
 }  // namespace kiln

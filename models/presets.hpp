@@ -9,16 +9,19 @@ namespace kiln {
 
 struct ModelShape {
   std::string_view name;
+  std::string_view arch;  // GGUF general.architecture
   int n_embd, n_layer, n_head, n_head_kv, n_ff, n_vocab, n_ctx;
 };
 
 inline constexpr ModelShape kPresets[] = {
     // Karpathy's llama2.c TinyStories models.
-    {"stories260k", 64, 5, 8, 4, 172, 512, 512},
-    {"stories15m", 288, 6, 6, 6, 768, 32000, 256},
-    {"stories110m", 768, 12, 12, 12, 2048, 32000, 1024},
+    {"stories260k", "llama", 64, 5, 8, 4, 172, 512, 512},
+    {"stories15m", "llama", 288, 6, 6, 6, 768, 32000, 256},
+    {"stories110m", "llama", 768, 12, 12, 12, 2048, 32000, 1024},
     // TinyLlama 1.1B (Llama 2 architecture with grouped-query attention).
-    {"tinyllama-1.1b", 2048, 22, 32, 4, 5632, 32000, 2048},
+    {"tinyllama-1.1b", "llama", 2048, 22, 32, 4, 5632, 32000, 2048},
+    // Qwen2.5 0.5B (Q/K/V biases, NEOX RoPE, 151936-token vocabulary).
+    {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768},
 };
 
 constexpr std::optional<ModelShape> find_preset(std::string_view name) {

@@ -139,7 +139,7 @@ TEST_CASE("stories260K: the binary prints llama2.c's text byte for byte") {
     // llama2.c's -n counts every position; kiln's -n counts generated tokens.
     const int n_predict = static_cast<int>(run.ids.size() - run.prompt_ids.size());
     const auto r = kiln::test::run_process(
-        {STORIES_BIN, "-p", run.prompt, "-n", std::to_string(n_predict), "--temp", "0", "-t", "2"});
+        {STORIES_BIN, "-p", run.prompt, "-n", std::to_string(n_predict), "--temp", "0", "-t", "1"});
     CHECK(r.exit_code == 0);
     CHECK(r.out == run.stdout_text);
     CHECK(r.err.find("tokens/s") != std::string::npos);
@@ -234,6 +234,9 @@ TEST_CASE("stories260K binary: bad input gets one line and a non-zero exit") {
       {{"-m", truncated}, "kiln-e2e-truncated.gguf"},
       {{"-f", dir + "/kiln-no-such-prompt.txt"}, "cannot read prompt file"},
       {{"-f", long_prompt, "-n", "1"}, "context holds 512"},
+      {{"--prompt-ids", "1 403 999"}, "token id 999 is outside the vocabulary (0..511)"},
+      {{"--prompt-ids", "1 x"}, "--prompt-ids: expected an integer, got 'x'"},
+      {{"-p", "hi", "--prompt-ids", "1"}, "not both"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> argv = {STORIES_BIN};
@@ -246,4 +249,32 @@ TEST_CASE("stories260K binary: bad input gets one line and a non-zero exit") {
   }
   std::filesystem::remove(truncated);
   std::filesystem::remove(long_prompt);
+}
+
+TEST_CASE("stories260K binary: --prompt-ids and --logits-out reproduce llama2.c's logits") {
+  const std::string path = (std::filesystem::temp_directory_path() / "kiln-e2e-logits.txt").string();
+  const auto r = kiln::test::run_process(
+      {STORIES_BIN, "--prompt-ids", "1 403 407 261 378", "--logits-out", path, "-n", "1", "--temp", "0"});
+  REQUIRE(r.exit_code == 0);
+  std::istringstream lines(read_file(path));
+  std::vector<std::vector<float>> rows;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream in(line);
+    rows.emplace_back();
+    for (float v; in >> v;) rows.back().push_back(v);
+  }
+  REQUIRE(rows.size() == 5);
+  std::istringstream ref(read_file(kDir + "reference-logits.txt"));
+  for (std::string line; std::getline(ref, line);) {
+    int pos = 0;
+    if (std::sscanf(line.c_str(), "LOGITS pos=%d", &pos) != 1) continue;
+    REQUIRE(rows.at(size_t(pos)).size() == 512);
+    std::istringstream first8(line.substr(line.find("first8:") + 7));
+    for (int id = 0; id < 8; ++id) {
+      float want = 0;
+      first8 >> want;
+      CHECK(std::fabs(rows[size_t(pos)][size_t(id)] - want) <= 1e-4f);
+    }
+  }
+  std::filesystem::remove(path);
 }

@@ -1,7 +1,9 @@
 #include "tests/reference_forward.hpp"
 
+#include <algorithm>
 #include <cmath>
 
+#include "kernels/fp16.hpp"
 #include "kernels/quant.hpp"
 #include "models/describe.hpp"
 
@@ -9,19 +11,35 @@ namespace kiln::test {
 
 namespace {
 
+// x as ggml (and kiln) round it before multiplying Q8_0 or Q4_0 weights:
+// blocks of 32 with scale d = amax / 127 stored as fp16, each value
+// round-to-nearest-even(x * 127 / amax) steps of d.
+std::vector<float> round_to_q8_0(std::vector<float> x) {
+  for (size_t b = 0; b < x.size(); b += 32) {
+    float amax = 0;
+    for (size_t j = b; j < b + 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = kernels::fp16_to_fp32(kernels::fp32_to_fp16(amax / 127.0f));
+    const float inv_d = amax != 0 ? 127.0f / amax : 0.0f;
+    for (size_t j = b; j < b + 32; ++j) x[j] = d * std::nearbyint(x[j] * inv_d);
+  }
+  return x;
+}
+
 // out[r] = sum_c w[r][c] * x[c], accumulated in double.
-std::vector<float> matvec(const std::vector<float>& w, const std::vector<float>& x, int rows) {
+std::vector<float> matvec(const Matrix& w, const std::vector<float>& x_in, int rows) {
+  const std::vector<float> x = w.rounds_input ? round_to_q8_0(x_in) : x_in;
   const size_t cols = x.size();
   std::vector<float> out(static_cast<size_t>(rows));
   for (int r = 0; r < rows; ++r) {
     double sum = 0;
-    for (size_t c = 0; c < cols; ++c) sum += double(w[r * cols + c]) * x[c];
+    for (size_t c = 0; c < cols; ++c) sum += double(w.values[r * cols + c]) * x[c];
     out[r] = static_cast<float>(sum);
   }
   return out;
 }
 
-std::vector<float> rmsnorm(const std::vector<float>& x, const std::vector<float>& weight, float eps) {
+std::vector<float> rmsnorm(const std::vector<float>& x, const Matrix& norm, float eps) {
+  const std::vector<float>& weight = norm.values;
   double ss = 0;
   for (float v : x) ss += double(v) * v;
   const double scale = 1.0 / std::sqrt(ss / double(x.size()) + eps);
@@ -46,12 +64,13 @@ void rope(std::vector<float>& v, int n_heads, int head_dim, int n_rot, float bas
 
 }  // namespace
 
-std::vector<float> ReferenceModel::matrix(const GgufFile& file, const std::string& name) const {
+Matrix ReferenceModel::matrix(const GgufFile& file, const std::string& name) const {
   const GgufTensor* t = file.find_tensor(name);
   const int64_t cols = t->dims[0], rows = t->n_elements() / cols;
-  std::vector<float> out(static_cast<size_t>(t->n_elements()));
+  Matrix out{std::vector<float>(static_cast<size_t>(t->n_elements())),
+             t->type == TensorType::Q8_0 || t->type == TensorType::Q4_0};
   for (int64_t r = 0; r < rows; ++r)
-    kernels::dequantize_row(t->type, t->data + r * row_bytes(t->type, cols), out.data() + r * cols, cols);
+    kernels::dequantize_row(t->type, t->data + r * row_bytes(t->type, cols), out.values.data() + r * cols, cols);
   return out;
 }
 
@@ -78,7 +97,8 @@ std::vector<float> ReferenceModel::step(int32_t token) {
     k_cache_.assign(size_t(h.n_layer) * ctx * kv_dim, 0.0f);
     v_cache_.assign(k_cache_.size(), 0.0f);
   }
-  std::vector<float> x(token_embd_.begin() + size_t(token) * h.n_embd, token_embd_.begin() + size_t(token + 1) * h.n_embd);
+  const std::vector<float>& embd = token_embd_.values;
+  std::vector<float> x(embd.begin() + size_t(token) * h.n_embd, embd.begin() + size_t(token + 1) * h.n_embd);
 
   for (int l = 0; l < h.n_layer; ++l) {
     const Layer& w = layers_[l];

@@ -1,7 +1,8 @@
-// A plain llama forward pass for tests: every weight dequantized to float,
-// one token at a time, readable loops in the style of llama2.c's run.c. It
-// shares nothing with the generated code but the GGUF reader and the
-// dequantizers, so it is the oracle the compiled models are checked against.
+// A plain llama forward pass for tests: every weight dequantized to float
+// (activations rounded to 8 bits where llama.cpp does), one token at a time,
+// readable loops in the style of llama2.c's run.c. It shares nothing with the
+// generated code but the GGUF reader and the dequantizers, so it is the
+// oracle the compiled models are checked against.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,13 @@
 #include "engine/model_desc.hpp"
 
 namespace kiln::test {
+
+// A weight matrix dequantized to float, and whether llama.cpp rounds the
+// activations it multiplies to 8 bits (it does for Q8_0 and Q4_0 weights).
+struct Matrix {
+  std::vector<float> values;
+  bool rounds_input;
+};
 
 class ReferenceModel {
  public:
@@ -22,13 +30,13 @@ class ReferenceModel {
   const Hyperparams& hp() const { return desc_.hp; }
 
  private:
-  std::vector<float> matrix(const GgufFile& file, const std::string& name) const;
+  Matrix matrix(const GgufFile& file, const std::string& name) const;
 
   struct Layer {
-    std::vector<float> attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up, w_down;
+    Matrix attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up, w_down;
   };
   ModelDesc desc_;
-  std::vector<float> token_embd_, output_norm_, output_;
+  Matrix token_embd_, output_norm_, output_;
   std::vector<Layer> layers_;
   std::vector<float> k_cache_, v_cache_;  // [layer][pos][kv_dim]
   int pos_ = 0;

@@ -2,7 +2,6 @@
 // round-trips every value type, every kind of malformed file is refused with
 // a message naming the problem, and files are replaced atomically.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -15,6 +14,7 @@
 #include "engine/atomic_file.hpp"
 #include "engine/gguf.hpp"
 #include "engine/gguf_writer.hpp"
+#include "tests/temp_folder.hpp"
 
 namespace fs = std::filesystem;
 using kiln::GgufArray;
@@ -23,6 +23,7 @@ using kiln::GgufValue;
 using kiln::GgufValueType;
 using kiln::GgufWriter;
 using kiln::TensorType;
+using kiln::test::TempFolder;
 using Bytes = std::vector<uint8_t>;
 
 namespace {
@@ -100,16 +101,6 @@ bool shared_dir_present() {
   return false;
 }
 
-// A fresh empty folder, removed when the test ends.
-struct TempFolder {
-  fs::path path = fs::temp_directory_path() / ("kiln-test-gguf-" + std::to_string(::getpid()));
-  TempFolder() {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempFolder() { fs::remove_all(path); }
-};
-
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -159,6 +150,10 @@ const std::vector<TensorSpec>& every_tensor_type() {
       {"w.f16", TensorType::F16, {8}, pattern(16, 2)},
       {"w.q8_0", TensorType::Q8_0, {32, 2}, pattern(68, 3)},
       {"w.q4_0", TensorType::Q4_0, {64, 1, 1}, pattern(36, 4)},
+      {"w.bf16", TensorType::BF16, {3}, pattern(6, 5)},
+      {"w.q4_k", TensorType::Q4_K, {256}, pattern(144, 6)},
+      {"w.q5_k", TensorType::Q5_K, {256}, pattern(176, 7)},
+      {"w.q6_k", TensorType::Q6_K, {256, 2}, pattern(420, 8)},
   };
   return tensors;
 }
@@ -195,32 +190,29 @@ TEST_CASE("stories260K.gguf parses") {
   CHECK(embd->nbytes == kiln::row_bytes(embd->type, 64) * 512);
 }
 
-TEST_CASE("the synthetic models with supported types parse") {
+TEST_CASE("the synthetic llama models parse, whatever their weight types") {
   if (!shared_dir_present()) return;
-  for (const char* type : {"f32", "f16", "q8_0", "q4_0"}) {
-    CAPTURE(type);
-    const GgufFile f = GgufFile::open(std::string(KILN_SHARED_DIR "/models/synthetic/llama-") + type + ".gguf");
+  struct Case {
+    const char* file;       // llama-<file>.gguf
+    const char* embd_type;  // the type of token_embd in it
+  };
+  for (const Case c : {Case{"f32", "f32"}, {"f16", "f16"}, {"bf16", "bf16"}, {"q8_0", "q8_0"}, {"q4_0", "q4_0"},
+                       {"q4_k_m", "q4_k"}, {"q5_k_m", "q5_k"}, {"q6_k", "q6_k"}}) {
+    CAPTURE(c.file);
+    const GgufFile f = GgufFile::open(std::string(KILN_SHARED_DIR "/models/synthetic/llama-") + c.file + ".gguf");
     CHECK(f.tensors().size() == 21);
     CHECK(f.get_uint("llama.embedding_length") == 256);
     const kiln::GgufTensor* embd = f.find_tensor("token_embd.weight");
     REQUIRE(embd != nullptr);
-    CHECK(kiln::traits_of(embd->type).name == type);
+    CHECK(kiln::traits_of(embd->type).name == c.embd_type);
     CHECK(embd->dims == std::vector<int64_t>{256, 1024});
     CHECK(f.find_tensor("output_norm.weight")->type == TensorType::F32);
   }
-}
-
-TEST_CASE("the synthetic models with K-quants or BF16 are refused by name") {
-  if (!shared_dir_present()) return;
-  CHECK_THROWS_WITH_AS(GgufFile::open(KILN_SHARED_DIR "/models/synthetic/llama-bf16.gguf"),
-                       doctest::Contains("llama-bf16.gguf: tensor 'token_embd.weight' has unsupported type bf16 "
-                                         "(ggml type 30)"),
-                       kiln::Error);
-  // The first tensor in this file is output.weight, stored as Q6_K.
-  CHECK_THROWS_WITH_AS(GgufFile::open(KILN_SHARED_DIR "/models/synthetic/llama-q4_k_m.gguf"),
-                       doctest::Contains("llama-q4_k_m.gguf: tensor 'output.weight' has unsupported type q6_k "
-                                         "(ggml type 14)"),
-                       kiln::Error);
+  // The _M mixes keep some matrices in Q6_K.
+  const GgufFile q4_k_m = GgufFile::open(KILN_SHARED_DIR "/models/synthetic/llama-q4_k_m.gguf");
+  CHECK(q4_k_m.find_tensor("output.weight")->type == TensorType::Q6_K);
+  CHECK(q4_k_m.find_tensor("blk.1.ffn_down.weight")->type == TensorType::Q6_K);
+  CHECK(q4_k_m.find_tensor("blk.1.ffn_up.weight")->type == TensorType::Q4_K);
 }
 
 TEST_CASE("the vocab-only files parse") {
@@ -457,8 +449,8 @@ TEST_CASE("malformed tensor infos are refused") {
     check_rejected(b, "test.gguf: tensor 'tensor.a2' has unsupported type unknown (ggml type 99)");
   }
   SUBCASE("known but unsupported type") {
-    patch<uint32_t>(b, a2.type, 12);
-    check_rejected(b, "test.gguf: tensor 'tensor.a2' has unsupported type q4_k (ggml type 12)");
+    patch<uint32_t>(b, a2.type, 11);
+    check_rejected(b, "test.gguf: tensor 'tensor.a2' has unsupported type q3_k (ggml type 11)");
   }
   SUBCASE("unaligned offset") {
     patch<uint64_t>(b, a2.offset, 68);
@@ -486,7 +478,7 @@ TEST_CASE("malformed tensor infos are refused") {
 }
 
 TEST_CASE("open() reports files it cannot read") {
-  TempFolder tmp;
+  TempFolder tmp("gguf");
   const std::string empty = (tmp.path / "empty.gguf").string();
   std::ofstream(empty).close();
   CHECK_THROWS_WITH_AS(GgufFile::open(empty), (empty + ": file is empty").c_str(), kiln::Error);
@@ -497,7 +489,7 @@ TEST_CASE("open() reports files it cannot read") {
 }
 
 TEST_CASE("GgufWriter::write and GgufFile::open agree") {
-  TempFolder tmp;
+  TempFolder tmp("gguf");
   const std::string path = (tmp.path / "model.gguf").string();
   small_writer().write(path);
   GgufFile f = GgufFile::open(path);
@@ -511,7 +503,7 @@ TEST_CASE("GgufWriter::write and GgufFile::open agree") {
 // ---- atomic file replacement ----
 
 TEST_CASE("write_file_atomically writes, replaces and cleans up") {
-  TempFolder tmp;
+  TempFolder tmp("gguf");
   const fs::path target = tmp.path / "state.bin";
   kiln::write_file_atomically(target.string(), as_bytes("first"));
   CHECK(read_text(target) == "first");

@@ -1,74 +1,30 @@
 // Kernels against their scalar references, plus the numerics contract: a
 // result never depends on the batch size, a token's place in the batch, or
-// the number of threads.
+// the number of threads. Matmul is in test_kernels_matmul.cpp, the Q8
+// activation rounding in test_kernels_q8.cpp, BF16 and the K-quants in
+// test_kernels_kquant.cpp.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include "kernels/activation.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/fp16.hpp"
-#include "kernels/matmul.hpp"
 #include "kernels/norm.hpp"
 #include "kernels/quant.hpp"
 #include "kernels/reference.hpp"
 #include "kernels/rope.hpp"
+#include "tests/kernel_checks.hpp"
 
 using namespace kiln;
 using namespace kiln::kernels;
+using namespace kiln::test;
 
 namespace {
-
-constexpr double kUnitRoundoff = 0x1p-24;  // float's relative rounding error
-constexpr int kMaxBatch = 17;
-
-std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-// Runs f on `threads` threads of one parallel region, the way a model's
-// forward pass calls the kernels.
-template <class F>
-void in_parallel(int threads, F&& f) {
-#pragma omp parallel num_threads(threads)
-  f();
-}
-
-// Every element within its tolerance; reports the first one that is not.
-void expect_close(const std::vector<float>& actual, const std::vector<float>& expected,
-                  const std::vector<double>& tolerance) {
-  REQUIRE(actual.size() == expected.size());
-  for (size_t i = 0; i < actual.size(); ++i) {
-    if (std::fabs(static_cast<double>(actual[i]) - expected[i]) > tolerance[i]) {
-      FAIL_CHECK("element " << i << ": " << actual[i] << " vs expected " << expected[i] << " (tolerance "
-                            << tolerance[i] << ")");
-      return;
-    }
-  }
-}
-
-void expect_same_bits(const float* actual, const float* expected, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    if (std::bit_cast<uint32_t>(actual[i]) != std::bit_cast<uint32_t>(expected[i])) {
-      FAIL_CHECK("element " << i << " differs: " << actual[i] << " vs " << expected[i]);
-      return;
-    }
-  }
-}
-
-void expect_same_bits(const std::vector<float>& actual, const std::vector<float>& expected) {
-  REQUIRE(actual.size() == expected.size());
-  expect_same_bits(actual.data(), expected.data(), actual.size());
-}
 
 // ---------------------------------------------------------------------------
 // fp16
@@ -231,127 +187,6 @@ TEST_CASE("quant: round trips") {
 }
 
 // ---------------------------------------------------------------------------
-// matmul and get_rows
-
-// Random weights of type t, as stored bytes.
-std::vector<uint8_t> random_weights(TensorType t, int rows, int cols, uint32_t seed) {
-  const std::vector<float> w = random_floats(static_cast<size_t>(rows) * cols, seed);
-  std::vector<uint8_t> bytes(row_bytes(t, cols) * rows);
-  for (int r = 0; r < rows; ++r) quantize_row(t, w.data() + r * cols, bytes.data() + r * row_bytes(t, cols), cols);
-  return bytes;
-}
-
-template <TensorType T, int Rows, int Cols>
-void check_matmul() {
-  CAPTURE(traits_of(T).name);
-  CAPTURE(Rows);
-  CAPTURE(Cols);
-  const std::vector<uint8_t> w = random_weights(T, Rows, Cols, Rows * 1000 + Cols);
-  const std::vector<float> x = random_floats(static_cast<size_t>(kMaxBatch) * Cols, Cols);
-
-  std::vector<float> y(kMaxBatch * Rows);
-  matmul<T, Rows, Cols>(w.data(), x.data(), y.data(), kMaxBatch);
-
-  // Against the reference, within the worst-case error of summing Cols
-  // products in float: (Cols + 8) roundings of at most the sum of |products|.
-  std::vector<float> expected(y.size());
-  ref_matmul(T, w.data(), Rows, Cols, x.data(), expected.data(), kMaxBatch);
-  std::vector<float> w_float(static_cast<size_t>(Rows) * Cols);
-  dequantize_row(T, w.data(), w_float.data(), static_cast<int64_t>(Rows) * Cols);
-  std::vector<double> tolerance(y.size());
-  for (int t = 0; t < kMaxBatch; ++t) {
-    for (int r = 0; r < Rows; ++r) {
-      double magnitude = 0.0;
-      for (int k = 0; k < Cols; ++k)
-        magnitude += std::fabs(static_cast<double>(w_float[r * Cols + k]) * x[t * Cols + k]);
-      tolerance[t * Rows + r] = (Cols + 8) * kUnitRoundoff * magnitude;
-    }
-  }
-  expect_close(y, expected, tolerance);
-
-  // Any weight type computes exactly what F32 does on its dequantized values.
-  if constexpr (T != TensorType::F32) {
-    std::vector<float> y_f32(y.size());
-    matmul<TensorType::F32, Rows, Cols>(w_float.data(), x.data(), y_f32.data(), kMaxBatch);
-    expect_same_bits(y, y_f32);
-  }
-
-  // Same bits for every batch size, for a token alone, and on 1-3 threads.
-  std::vector<float> y_n(y.size());
-  for (int n = 1; n < kMaxBatch; ++n) {
-    matmul<T, Rows, Cols>(w.data(), x.data(), y_n.data(), n);
-    expect_same_bits(y_n.data(), y.data(), static_cast<size_t>(n) * Rows);
-  }
-  for (int t = 0; t < kMaxBatch; ++t) {
-    matmul<T, Rows, Cols>(w.data(), x.data() + t * Cols, y_n.data(), 1);
-    expect_same_bits(y_n.data(), y.data() + t * Rows, Rows);
-  }
-  for (int threads = 1; threads <= 3; ++threads) {
-    for (int n : {1, kMaxBatch}) {
-      std::fill(y_n.begin(), y_n.end(), 0.0f);
-      in_parallel(threads, [&] { matmul<T, Rows, Cols>(w.data(), x.data(), y_n.data(), n); });
-      expect_same_bits(y_n.data(), y.data(), static_cast<size_t>(n) * Rows);
-    }
-  }
-}
-
-template <TensorType T, int Cols>
-void check_matmul_all_rows() {
-  check_matmul<T, 1, Cols>();
-  check_matmul<T, 5, Cols>();
-  check_matmul<T, 33, Cols>();
-  check_matmul<T, 67, Cols>();
-}
-
-TEST_CASE("matmul: F32") {
-  check_matmul_all_rows<TensorType::F32, 7>();
-  check_matmul_all_rows<TensorType::F32, 61>();
-  check_matmul_all_rows<TensorType::F32, 172>();
-}
-
-TEST_CASE("matmul: F16") {
-  check_matmul_all_rows<TensorType::F16, 7>();
-  check_matmul_all_rows<TensorType::F16, 61>();
-  check_matmul_all_rows<TensorType::F16, 172>();
-}
-
-TEST_CASE("matmul: Q8_0") {
-  check_matmul_all_rows<TensorType::Q8_0, 32>();
-  check_matmul_all_rows<TensorType::Q8_0, 96>();
-  check_matmul_all_rows<TensorType::Q8_0, 288>();
-}
-
-TEST_CASE("matmul: Q4_0") {
-  check_matmul_all_rows<TensorType::Q4_0, 32>();
-  check_matmul_all_rows<TensorType::Q4_0, 96>();
-  check_matmul_all_rows<TensorType::Q4_0, 288>();
-}
-
-template <TensorType T, int Cols>
-void check_get_rows() {
-  CAPTURE(traits_of(T).name);
-  constexpr int kRows = 6;
-  const std::vector<uint8_t> w = random_weights(T, kRows, Cols, 7);
-  const std::vector<int32_t> ids = {3, 0, 5, 3, 1};
-  const int n = static_cast<int>(ids.size());
-
-  std::vector<float> expected(n * Cols);
-  for (int t = 0; t < n; ++t) dequantize_row(T, w.data() + ids[t] * row_bytes(T, Cols), &expected[t * Cols], Cols);
-  for (int threads = 1; threads <= 3; ++threads) {
-    std::vector<float> out(n * Cols);
-    in_parallel(threads, [&] { get_rows<T, Cols>(w.data(), ids.data(), n, out.data()); });
-    expect_same_bits(out, expected);
-  }
-}
-
-TEST_CASE("get_rows: every type") {
-  check_get_rows<TensorType::F32, 61>();
-  check_get_rows<TensorType::F16, 61>();
-  check_get_rows<TensorType::Q8_0, 96>();
-  check_get_rows<TensorType::Q4_0, 96>();
-}
-
-// ---------------------------------------------------------------------------
 // rmsnorm
 
 template <int N>
@@ -430,8 +265,9 @@ void check_rope(int pos0) {
 
   for (int threads = 1; threads <= 3; ++threads) {
     std::vector<float> again = x;
-    in_parallel(threads,
-                [&] { rope_adjacent<NHeads, HeadDim, RotDim>(again.data(), kMaxBatch, pos0, inv_freq.data()); });
+    in_parallel(threads, [&] {
+      rope_adjacent<NHeads, HeadDim, RotDim, Sync::NoWait>(again.data(), kMaxBatch, pos0, inv_freq.data());
+    });
     expect_same_bits(again, out);
   }
   for (int t = 0; t < kMaxBatch; ++t) {
@@ -522,20 +358,6 @@ TEST_CASE("swiglu") {
     std::vector<float> out = gate;
     in_parallel(threads, [&] { swiglu<kN>(out.data(), up.data(), kMaxBatch); });
     expect_close(out, expected, tolerance);
-  }
-}
-
-TEST_CASE("add") {
-  constexpr int kN = 37;
-  const std::vector<float> x = random_floats(kMaxBatch * kN, 13);
-  const std::vector<float> y = random_floats(kMaxBatch * kN, 14);
-  std::vector<float> expected(x.size());
-  for (size_t i = 0; i < x.size(); ++i) expected[i] = x[i] + y[i];
-
-  for (int threads = 1; threads <= 3; ++threads) {
-    std::vector<float> sum = x;
-    in_parallel(threads, [&] { add<kN>(sum.data(), y.data(), kMaxBatch); });
-    expect_same_bits(sum, expected);
   }
 }
 

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <sstream>
@@ -13,89 +11,15 @@
 
 #include "engine/gguf_writer.hpp"
 #include "engine/tokenizer.hpp"
+#include "test_tokenizer_support.hpp"
 
 using kiln::Detokenizer;
 using kiln::GgufFile;
 using kiln::GgufWriter;
 using kiln::Tokenizer;
+using namespace kiln::test;
 
 namespace {
-
-const std::string kShared = KILN_SHARED_DIR;
-
-// Opens a fixture from the shared folder, or reports why the case is skipped.
-std::optional<GgufFile> open_shared(const std::string& relative_path) {
-  const std::string path = kShared + relative_path;
-  if (!std::filesystem::exists(path)) {
-    MESSAGE("skipped: " << path << " not found");
-    return std::nullopt;
-  }
-  return GgufFile::open(path);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::vector<int32_t> parse_ids(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<int32_t> ids;
-  for (int32_t id; in >> id;) ids.push_back(id);
-  return ids;
-}
-
-std::string decode(const Tokenizer& tok, const std::vector<int32_t>& ids) {
-  Detokenizer detok(tok);
-  std::string text;
-  for (int32_t id : ids) text += detok.push(id);
-  return text + detok.flush();
-}
-
-// One llama.cpp test-tokenizer-0 case: an input string and its expected ids.
-struct VocabCase {
-  std::string text;
-  std::vector<int32_t> ids;
-};
-
-// Reads the .inp/.out pair next to a vocab GGUF (format in the shared README).
-std::vector<VocabCase> read_vocab_cases(const std::string& gguf_path) {
-  const std::string inputs = read_file(gguf_path + ".inp");
-  const std::string separator = "\n__ggml_vocab_test__\n";
-  std::vector<VocabCase> cases;
-  for (size_t pos = 0, end; (end = inputs.find(separator, pos)) != std::string::npos;
-       pos = end + separator.size()) {
-    cases.push_back({inputs.substr(pos, end - pos), {}});
-  }
-  std::istringstream outputs(read_file(gguf_path + ".out"));
-  std::string line;
-  for (VocabCase& c : cases) {
-    REQUIRE(std::getline(outputs, line));
-    c.ids = parse_ids(line);
-  }
-  return cases;
-}
-
-// Encodes every case of a vocab's conformance vectors, and checks the round trip.
-void check_vocab_cases(const std::string& name) {
-  const std::optional<GgufFile> f = open_shared("/tokenizer-tests/ggml-vocab-" + name + ".gguf");
-  if (!f) return;
-  const Tokenizer tok = Tokenizer::from_gguf(*f);
-  const std::vector<VocabCase> cases = read_vocab_cases(f->path());
-  CHECK(cases.size() == 46);
-  int passed = 0;
-  for (const VocabCase& c : cases) {
-    CAPTURE(c.text);
-    const std::vector<int32_t> ids = tok.encode(c.text, /*add_special=*/false);
-    CHECK(ids == c.ids);
-    CHECK(decode(tok, ids) == c.text);
-    passed += ids == c.ids;
-  }
-  MESSAGE(name << ": " << passed << "/" << cases.size() << " cases pass");
-}
 
 // A hand-made SentencePiece vocab: <unk>, <s>, </s>, the 256 byte tokens
 // (unless told otherwise), then `pieces` with their scores.
@@ -184,10 +108,6 @@ TEST_CASE("stories260K: prompts encode to llama2.c's ids, and greedy outputs dec
   CHECK(n_prompts == 4);
 }
 
-TEST_CASE("llama-spm vocab: llama.cpp's tokenizer conformance cases") { check_vocab_cases("llama-spm"); }
-
-TEST_CASE("phi-3 vocab: llama.cpp's tokenizer conformance cases") { check_vocab_cases("phi-3"); }
-
 TEST_CASE("llama-spm vocab: special ids, BOS, and byte fallback reassembled by the detokenizer") {
   const std::optional<GgufFile> f = open_shared("/tokenizer-tests/ggml-vocab-llama-spm.gguf");
   if (!f) return;
@@ -269,6 +189,37 @@ TEST_CASE("control, unknown and unused pieces are never produced from text") {
   CHECK(decode(tok, {v.id("\xE2\x96\x81x"), x}) == "x");  // a control token prints nothing
 }
 
+TEST_CASE("user-defined tokens are matched whole, control tokens only when asked") {
+  TinyVocab v({{"\xE2\x96\x81", -1}, {"a", -2}, {"\xE2\x96\x81" "a", -3}});
+  v.add("<tag>", 0, 4);   // user-defined
+  v.add("<ctl>", 0, 3);   // control
+  const Tokenizer tok = Tokenizer::from_gguf(v.gguf());
+  const int32_t tag = v.id("<tag>"), ctl = v.id("<ctl>"), space_a = v.id("\xE2\x96\x81" "a");
+  // The text after a matched token gets the space prefix again, as in llama.cpp.
+  CHECK(tok.encode("a<tag>a", false) == std::vector<int32_t>{space_a, tag, space_a});
+  CHECK(tok.encode("<tag>", false) == std::vector<int32_t>{tag});
+  const std::vector<int32_t> plain = tok.encode("a<ctl>", false);
+  CHECK(std::find(plain.begin(), plain.end(), ctl) == plain.end());
+  CHECK(decode(tok, plain) == "a<ctl>");
+  CHECK(tok.encode("a<ctl>", false, /*parse_special=*/true) == std::vector<int32_t>{space_a, ctl});
+  CHECK(tok.encode("<ctl>a", true, /*parse_special=*/true) == std::vector<int32_t>{1, ctl, space_a});
+  CHECK(decode(tok, {tag, space_a}) == "<tag> a");
+}
+
+TEST_CASE("phi-3 vocab: its chat markers are control tokens, and </s> is user-defined") {
+  const std::optional<GgufFile> f = open_shared("/tokenizer-tests/ggml-vocab-phi-3.gguf");
+  if (!f) return;
+  const Tokenizer tok = Tokenizer::from_gguf(*f);
+  // <|end|> and <|endoftext|> (EOS) end generation; <|user|> does not.
+  CHECK(tok.is_end_of_generation(32000));
+  CHECK(tok.is_end_of_generation(32007));
+  CHECK_FALSE(tok.is_end_of_generation(32010));
+  CHECK(tok.encode("Hi<|end|>", true, /*parse_special=*/true) == std::vector<int32_t>{1, 6324, 32007});
+  const std::vector<int32_t> plain = tok.encode("Hi<|end|>", false);
+  CHECK(std::find(plain.begin(), plain.end(), 32007) == plain.end());
+  CHECK(tok.encode("Hi</s>", false) == std::vector<int32_t>{6324, 2});
+}
+
 TEST_CASE("special-token flags and the space prefix come from the metadata") {
   const Tokenizer defaults = Tokenizer::from_gguf(kTiny.gguf());
   CHECK(defaults.encode("a", true) == std::vector<int32_t>{1, kTiny.id("\xE2\x96\x81" "a")});
@@ -288,7 +239,9 @@ TEST_CASE("special-token flags and the space prefix come from the metadata") {
   CHECK(custom.encode("a", true) == std::vector<int32_t>{kTiny.id("a"), 1});
   CHECK(custom.is_end_of_generation(1));
   CHECK(custom.is_end_of_generation(0));
-  CHECK_FALSE(custom.is_end_of_generation(2));
+  // "</s>" ends generation by its text, whatever the ids say (as in llama.cpp).
+  CHECK(custom.is_end_of_generation(2));
+  CHECK_FALSE(custom.is_end_of_generation(kTiny.id("a")));
   // Without a space prefix, the decoder keeps the first space too.
   CHECK(decode(custom, custom.encode(" a", false)) == " a");
 
@@ -337,9 +290,10 @@ TEST_CASE("from_gguf rejects vocabs it cannot use") {
     }
     return std::string("no error");
   };
-  GgufWriter bpe;
-  bpe.add_string("tokenizer.ggml.model", "gpt2");
-  CHECK(error_of(GgufFile::from_bytes(bpe.bytes())).find("\"gpt2\"") != std::string::npos);
+  GgufWriter wordpiece;
+  wordpiece.add_string("tokenizer.ggml.model", "bert");
+  CHECK(error_of(GgufFile::from_bytes(wordpiece.bytes())).find("tokenizer.ggml.model is \"bert\"") !=
+        std::string::npos);
 
   TinyVocab short_scores = kTiny;
   short_scores.scores.pop_back();
@@ -353,6 +307,8 @@ TEST_CASE("from_gguf rejects vocabs it cannot use") {
         std::string::npos);
 
   const GgufFile bad_eos = kTiny.gguf([](GgufWriter& w) { w.add_u32("tokenizer.ggml.eos_token_id", 100000); });
+  const GgufFile bad_eot = kTiny.gguf([](GgufWriter& w) { w.add_u32("tokenizer.ggml.eot_token_id", 100000); });
+  CHECK(error_of(bad_eot).find("tokenizer.ggml.eot_token_id = 100000 is out of range") != std::string::npos);
   CHECK(error_of(bad_eos).find("tokenizer.ggml.eos_token_id = 100000 is out of range") != std::string::npos);
 
   TinyVocab bad_type = kTiny;

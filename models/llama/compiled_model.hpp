@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "engine/gguf.hpp"
+#include "engine/model_fingerprint.hpp"
 #include "models/describe.hpp"
 #include "models/llama/forward.hpp"
 
@@ -22,6 +23,9 @@ using ForwardFn = void (*)(State<C>&, const Weights<C>&, const int32_t* tokens, 
 
 template <class C, ForwardFn<C> Forward>
 class CompiledModel final : public kiln::Model {
+  static_assert(!C::rope_neox && !C::qkv_bias && !C::rope_freqs && C::rope_freq_scale == 1.0f,
+                "NEOX RoPE, Q/K/V biases and RoPE scaling are not implemented in the forward pass yet");
+
  public:
   CompiledModel(const ModelDesc& compiled, const std::string& path)
       : desc_(compiled), file_(GgufFile::open(path)), tokenizer_(Tokenizer::from_gguf(file_)) {
@@ -31,11 +35,13 @@ class CompiledModel final : public kiln::Model {
       throw Error(path + ": the tokenizer has " + std::to_string(tokenizer_.n_vocab()) + " tokens, the model " +
                   std::to_string(C::n_vocab));
     bind_weights();
+    fingerprint_ = model_fingerprint(desc_, file_);
     state_.reset(new State<C>);  // default-initialized: cache pages are touched only when used
     kernels::rope_inv_freq(C::rope_base, C::n_rot, state_->rope_inv_freq);
   }
 
   const ModelDesc& desc() const override { return desc_; }
+  uint64_t fingerprint() const override { return fingerprint_; }
   const std::string& gguf_path() const override { return file_.path(); }
   const Tokenizer& tokenizer() const override { return tokenizer_; }
   int n_ctx() const override { return C::n_ctx; }
@@ -121,6 +127,7 @@ class CompiledModel final : public kiln::Model {
   ModelDesc desc_;
   GgufFile file_;
   Tokenizer tokenizer_;
+  uint64_t fingerprint_ = 0;
   Weights<C> weights_{};
   std::unique_ptr<State<C>> state_;
   int threads_ = 1;

@@ -5,9 +5,11 @@
 //
 // All functions here run inside the single OpenMP parallel region that the
 // generated forward opens; every kernel shares out its own work and ends
-// with a barrier, so the calls simply follow each other.
+// with a barrier (unless marked Sync::NoWait), so the calls simply follow
+// each other.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "engine/model.hpp"
@@ -15,6 +17,7 @@
 #include "kernels/attention.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/norm.hpp"
+#include "kernels/q8_activations.hpp"
 #include "kernels/rope.hpp"
 
 namespace kiln::llama {
@@ -49,52 +52,86 @@ template <class C>
 struct State {
   static constexpr int q_dim = C::n_head * C::head_dim;
   static constexpr int kv_dim = C::n_head_kv * C::head_dim;
+  // The widest matmul input, in whole Q8 blocks.
+  static constexpr int q8_cols = (std::max({C::n_embd, q_dim, C::n_ff}) + 31) / 32 * 32;
 
   alignas(64) float x[C::max_batch][C::n_embd];   // residual stream
-  alignas(64) float xn[C::max_batch][C::n_embd];  // normalized block input, then block output
+  alignas(64) float xn[C::max_batch][C::n_embd];  // normalized block input
   alignas(64) float q[C::max_batch][q_dim];
   alignas(64) float att[C::max_batch][q_dim];     // attention output before the projection
   alignas(64) float gate[C::max_batch][C::n_ff];
   alignas(64) float up[C::max_batch][C::n_ff];
+  // The current matmul input rounded to Q8 blocks, for Q8_0/Q4_0 weights
+  // ([n][cols] packed for whichever input width is current).
+  alignas(64) int8_t q8[C::max_batch * q8_cols];
+  alignas(64) float q8_scale[C::max_batch * q8_cols / 32];
   alignas(64) float k_cache[C::n_layer][C::n_ctx][kv_dim];
   alignas(64) float v_cache[C::n_layer][C::n_ctx][kv_dim];
   alignas(64) float scores[kMaxThreads][C::n_ctx];  // attention scratch, one row per thread
   float rope_inv_freq[C::n_rot / 2];
+
+  // Where tokens from first_token on of an input cols wide are rounded to.
+  kernels::Q8Out q8_out(int first_token, int cols) {
+    return {q8 + first_token * cols, q8_scale + first_token * cols / 32};
+  }
+  // The input at f (tokens from first_token on, cols wide), in both forms.
+  kernels::MatmulInput input(const float* f, int first_token, int cols) {
+    const kernels::Q8Out rounded = q8_out(first_token, cols);
+    return {f, {rounded.qs, rounded.d}};
+  }
 };
+
+// Whether any of the matmuls that read an input need it rounded to Q8 blocks.
+template <TensorType... Consumers>
+inline constexpr bool any_reads_q8 = (kernels::reads_q8(Consumers) || ...);
 
 template <class C>
 void embed(State<C>& s, const Weights<C>& w, const int32_t* tokens, int n) {
   kernels::get_rows<C::token_embd_type, C::n_embd>(w.token_embd, tokens, n, &s.x[0][0]);
 }
 
+// xn = rmsnorm(x) for tokens [first, first + n), rounded too when a consumer needs it.
+template <class C, TensorType... Consumers>
+kernels::MatmulInput normalized_input(State<C>& s, const float* weight, int first, int n) {
+  constexpr int E = C::n_embd;
+  if constexpr (any_reads_q8<Consumers...>)
+    kernels::rmsnorm_q8<E>(&s.x[first][0], weight, &s.xn[first][0], n, C::rms_eps, s.q8_out(first, E));
+  else
+    kernels::rmsnorm<E>(&s.x[first][0], weight, &s.xn[first][0], n, C::rms_eps);
+  return s.input(&s.xn[first][0], first, E);
+}
+
 // One transformer block over the batch at positions [pos, pos + n).
 template <class C, class T>
 void layer(State<C>& s, const LayerWeights& w, int l, int n, int pos) {
+  using kernels::Store, kernels::Sync;
   constexpr int E = C::n_embd, Q = State<C>::q_dim, KV = State<C>::kv_dim, FF = C::n_ff;
   float* x = &s.x[0][0];
-  float* xn = &s.xn[0][0];
   float* k = &s.k_cache[l][pos][0];  // this batch's keys and values go straight into the cache
   float* v = &s.v_cache[l][pos][0];
 
-  // Attention.
-  kernels::rmsnorm<E>(x, w.attn_norm, xn, n, C::rms_eps);
-  kernels::matmul<T::attn_q, Q, E>(w.attn_q, xn, &s.q[0][0], n);
-  kernels::matmul<T::attn_k, KV, E>(w.attn_k, xn, k, n);
-  kernels::matmul<T::attn_v, KV, E>(w.attn_v, xn, v, n);
-  kernels::rope_adjacent<C::n_head, C::head_dim, C::n_rot>(&s.q[0][0], n, pos, s.rope_inv_freq);
+  // Attention. Q, K and V read the same input and write separate outputs, so
+  // only the last waits for the others.
+  const auto attn_in = normalized_input<C, T::attn_q, T::attn_k, T::attn_v>(s, w.attn_norm, 0, n);
+  kernels::matmul<T::attn_q, Q, E, Store::Replace, Sync::NoWait>(w.attn_q, attn_in, &s.q[0][0], n);
+  kernels::matmul<T::attn_k, KV, E, Store::Replace, Sync::NoWait>(w.attn_k, attn_in, k, n);
+  kernels::matmul<T::attn_v, KV, E>(w.attn_v, attn_in, v, n);
+  kernels::rope_adjacent<C::n_head, C::head_dim, C::n_rot, Sync::NoWait>(&s.q[0][0], n, pos, s.rope_inv_freq);
   kernels::rope_adjacent<C::n_head_kv, C::head_dim, C::n_rot>(k, n, pos, s.rope_inv_freq);
   kernels::attention<C::n_head, C::n_head_kv, C::head_dim>(&s.q[0][0], &s.k_cache[l][0][0], &s.v_cache[l][0][0],
                                                            &s.att[0][0], n, pos, &s.scores[0][0], C::n_ctx);
-  kernels::matmul<T::attn_output, E, Q>(w.attn_output, &s.att[0][0], xn, n);
-  kernels::add<E>(x, xn, n);
+  if constexpr (kernels::reads_q8(T::attn_output)) kernels::quantize_q8<Q>(&s.att[0][0], n, s.q8_out(0, Q));
+  kernels::matmul<T::attn_output, E, Q, Store::Add>(w.attn_output, s.input(&s.att[0][0], 0, Q), x, n);
 
-  // Feed-forward (SwiGLU).
-  kernels::rmsnorm<E>(x, w.ffn_norm, xn, n, C::rms_eps);
-  kernels::matmul<T::ffn_gate, FF, E>(w.ffn_gate, xn, &s.gate[0][0], n);
-  kernels::matmul<T::ffn_up, FF, E>(w.ffn_up, xn, &s.up[0][0], n);
-  kernels::swiglu<FF>(&s.gate[0][0], &s.up[0][0], n);
-  kernels::matmul<T::ffn_down, E, FF>(w.ffn_down, &s.gate[0][0], xn, n);
-  kernels::add<E>(x, xn, n);
+  // Feed-forward (SwiGLU); gate and up read the same input.
+  const auto ffn_in = normalized_input<C, T::ffn_gate, T::ffn_up>(s, w.ffn_norm, 0, n);
+  kernels::matmul<T::ffn_gate, FF, E, Store::Replace, Sync::NoWait>(w.ffn_gate, ffn_in, &s.gate[0][0], n);
+  kernels::matmul<T::ffn_up, FF, E>(w.ffn_up, ffn_in, &s.up[0][0], n);
+  if constexpr (kernels::reads_q8(T::ffn_down))
+    kernels::swiglu_q8<FF>(&s.gate[0][0], &s.up[0][0], n, s.q8_out(0, FF));
+  else
+    kernels::swiglu<FF>(&s.gate[0][0], &s.up[0][0], n);
+  kernels::matmul<T::ffn_down, E, FF, Store::Add>(w.ffn_down, s.input(&s.gate[0][0], 0, FF), x, n);
 }
 
 // Final norm and classifier, only for the positions whose logits are wanted.
@@ -103,8 +140,8 @@ void output(State<C>& s, const Weights<C>& w, int n, Logits which, float* logits
   if (which == Logits::None) return;
   const int first = which == Logits::Last ? n - 1 : 0;
   const int count = n - first;
-  kernels::rmsnorm<C::n_embd>(&s.x[first][0], w.output_norm, &s.xn[first][0], count, C::rms_eps);
-  kernels::matmul<C::output_type, C::n_vocab, C::n_embd>(w.output, &s.xn[first][0], logits, count);
+  const auto in = normalized_input<C, C::output_type>(s, w.output_norm, first, count);
+  kernels::matmul<C::output_type, C::n_vocab, C::n_embd>(w.output, in, logits, count);
 }
 
 }  // namespace kiln::llama

@@ -1,0 +1,28 @@
+// What every kiln program shares at its edges: reading numbers from flags,
+// and turning an exception into the one-line error and exit status 1.
+#pragma once
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+namespace kiln {
+
+// The integer in `text`, which must lie in [min, max]; otherwise a kiln::Error
+// "<flag>: expected an integer ..., got '<text>'".
+long long parse_int(const std::string& flag, const std::string& text, long long min, long long max);
+
+// Runs a program's body; an exception becomes "<program>: error: <what>" on
+// stderr (after flushing what stdout already has) and exit status 1.
+template <class Body>
+int run_reporting_errors(const std::string& program, Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
+    return 1;
+  }
+}
+
+}  // namespace kiln

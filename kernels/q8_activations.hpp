@@ -1,0 +1,87 @@
+// Activations rounded to 8 bits, the input of the integer matmul for Q8_0 and
+// Q4_0 weights, and the kernels that produce them (alone, or fused with the
+// step that computes the activations, which saves a pass and a barrier).
+//
+// The rounding is ggml's for x86 (quantize_row_q8_0): per block of 32 values,
+// d = amax / 127 stored as fp16, q = round-to-nearest-even(x * 127 / amax).
+// Rounding exactly like llama.cpp keeps kiln's logits within float noise of
+// its reference outputs.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/activation.hpp"
+#include "kernels/fp16.hpp"
+#include "kernels/norm.hpp"
+#include "kernels/quant.hpp"
+
+namespace kiln::kernels {
+
+// Where rounded activations go: token t's Cols values as Cols / 32 blocks,
+// x[t][k] ~ d[t][k / 32] * qs[t][k] (d as float; its value is an fp16's).
+struct Q8Out {
+  int8_t* qs;
+  float* d;
+};
+
+// The same, read-only, for the matmul.
+struct Q8In {
+  const int8_t* qs;
+  const float* d;
+};
+
+// Rounds one block of 32 floats.
+inline void quantize_block_q8(const float* x, int8_t* qs, float* d) {
+  float amax = 0.0f;
+  for (int j = 0; j < kQuantBlockElems; ++j) amax = std::max(amax, std::fabs(x[j]));
+  *d = fp16_to_fp32(fp32_to_fp16(amax / 127.0f));
+  const float inv_d = amax != 0.0f ? 127.0f / amax : 0.0f;
+  for (int j = 0; j < kQuantBlockElems; ++j) qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * inv_d));
+}
+
+// Rounds one token's Cols floats.
+template <int Cols>
+void quantize_row_q8(const float* x, int8_t* qs, float* d) {
+  static_assert(Cols % kQuantBlockElems == 0);
+  for (int b = 0; b < Cols / kQuantBlockElems; ++b)
+    quantize_block_q8(x + b * kQuantBlockElems, qs + b * kQuantBlockElems, d + b);
+}
+
+// out = x rounded, for [n_tokens][Cols] floats. Work-shared over blocks, so a
+// single token is split among the threads too.
+template <int Cols>
+void quantize_q8(const float* x, int n_tokens, Q8Out out) {
+  static_assert(Cols % kQuantBlockElems == 0);
+  const int64_t n_blocks = static_cast<int64_t>(n_tokens) * (Cols / kQuantBlockElems);
+#pragma omp for schedule(static)
+  for (int64_t b = 0; b < n_blocks; ++b)
+    quantize_block_q8(x + b * kQuantBlockElems, out.qs + b * kQuantBlockElems, out.d + b);
+}
+
+// rmsnorm (see norm.hpp) whose result is also rounded into q8.
+template <int N>
+void rmsnorm_q8(const float* x, const float* weight, float* out, int n_tokens, float eps, Q8Out q8) {
+#pragma omp for schedule(static)
+  for (int t = 0; t < n_tokens; ++t) {
+    const int64_t at = static_cast<int64_t>(t) * N;
+    rmsnorm_row<N>(x + at, weight, out + at, eps);
+    quantize_row_q8<N>(out + at, q8.qs + at, q8.d + at / kQuantBlockElems);
+  }
+}
+
+// swiglu (see activation.hpp) whose result is also rounded into q8.
+template <int N>
+void swiglu_q8(float* gate, const float* up, int n_tokens, Q8Out q8) {
+  static_assert(N % kQuantBlockElems == 0);
+  const int64_t n_blocks = static_cast<int64_t>(n_tokens) * (N / kQuantBlockElems);
+#pragma omp for schedule(static)
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const int64_t at = b * kQuantBlockElems;
+    swiglu_span(gate + at, up + at, kQuantBlockElems);
+    quantize_block_q8(gate + at, q8.qs + at, q8.d + b);
+  }
+}
+
+}  // namespace kiln::kernels

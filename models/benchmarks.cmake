@@ -1,0 +1,22 @@
+# The benchmark set (configure with -DKILN_BENCHMARKS=ON, then build the
+# `benchmark` target): synthetic presets of real model shapes in several
+# weight types, plus stories260K when ../shared has it. The synthetic GGUFs
+# are written at build time (about 4 GB in all).
+set(kiln_bench_programs)
+foreach(spec stories110m:f32 stories110m:q8_0 tinyllama-1.1b:f16 tinyllama-1.1b:q8_0 tinyllama-1.1b:q4_0)
+  string(REPLACE ":" ";" parts ${spec})
+  list(GET parts 0 preset)
+  list(GET parts 1 type)
+  kiln_add_synthetic_model(bench-${preset}-${type} PRESET ${preset} TYPE ${type} CTX 1024 BATCH 512)
+  list(APPEND kiln_bench_programs bench-${preset}-${type}-bench)
+endforeach()
+if(EXISTS "${KILN_SHARED_DIR}/models/stories260K/stories260K.gguf")
+  kiln_add_model(bench-stories260K GGUF "${KILN_SHARED_DIR}/models/stories260K/stories260K.gguf" CTX 1024 BATCH 512)
+  list(APPEND kiln_bench_programs bench-stories260K-bench)
+endif()
+
+add_custom_target(benchmark
+  COMMAND "${PROJECT_SOURCE_DIR}/scripts/benchmark.sh" "${CMAKE_BINARY_DIR}/bin" ${kiln_bench_programs}
+  DEPENDS ${kiln_bench_programs}
+  USES_TERMINAL
+  COMMENT "kiln: running the benchmark set (takes several minutes)")

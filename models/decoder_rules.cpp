@@ -1,0 +1,122 @@
+#include "models/decoder_rules.hpp"
+
+#include <set>
+
+namespace kiln {
+
+namespace {
+
+struct TensorRule {
+  std::string name;
+  std::vector<int64_t> dims;
+  bool float_only;  // norms and biases are read as plain float arrays
+};
+
+std::vector<TensorRule> tensor_rules(const Hyperparams& hp) {
+  const int64_t e = hp.n_embd, q = int64_t(hp.n_head) * hp.head_dim, kv = int64_t(hp.n_head_kv) * hp.head_dim;
+  std::vector<TensorRule> rules = {{"token_embd.weight", {e, hp.n_vocab}, false},
+                                   {"output_norm.weight", {e}, true}};
+  if (!hp.tied_output) rules.push_back({"output.weight", {e, hp.n_vocab}, false});
+  if (hp.rope_freqs) rules.push_back({"rope_freqs.weight", {hp.n_rot / 2}, true});
+  for (int l = 0; l < hp.n_layer; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    rules.push_back({b + "attn_norm.weight", {e}, true});
+    rules.push_back({b + "attn_q.weight", {e, q}, false});
+    rules.push_back({b + "attn_k.weight", {e, kv}, false});
+    rules.push_back({b + "attn_v.weight", {e, kv}, false});
+    if (hp.qkv_bias) {
+      rules.push_back({b + "attn_q.bias", {q}, true});
+      rules.push_back({b + "attn_k.bias", {kv}, true});
+      rules.push_back({b + "attn_v.bias", {kv}, true});
+    }
+    rules.push_back({b + "attn_output.weight", {q, e}, false});
+    rules.push_back({b + "ffn_norm.weight", {e}, true});
+    rules.push_back({b + "ffn_gate.weight", {e, hp.n_ff}, false});
+    rules.push_back({b + "ffn_up.weight", {e, hp.n_ff}, false});
+    rules.push_back({b + "ffn_down.weight", {hp.n_ff, e}, false});
+  }
+  return rules;
+}
+
+int positive_int(const GgufFile& f, const std::string& key, uint64_t value) {
+  if (value == 0 || value > (1u << 30))
+    throw Error(f.path() + ": key '" + key + "' has implausible value " + std::to_string(value));
+  return static_cast<int>(value);
+}
+
+// RoPE scaling from the rope.scaling.* keys: "linear" stretches positions;
+// Llama 3's frequency factors come as the rope_freqs.weight tensor instead.
+float rope_freq_scale(const GgufFile& f, const std::string& p) {
+  const std::string type = f.get_string_or(p + "rope.scaling.type", "none");
+  if (type == "none") return 1.0f;
+  if (type == "linear") {
+    const double factor = f.get_float_or(p + "rope.scaling.factor", 1.0);
+    if (!(factor >= 1.0)) throw Error(f.path() + ": rope.scaling.factor must be at least 1");
+    return static_cast<float>(1.0 / factor);
+  }
+  throw Error(f.path() + ": RoPE scaling '" + type + "' is not supported (kiln supports none and linear)");
+}
+
+}  // namespace
+
+ModelDesc read_decoder(const GgufFile& f, const DecoderRules& rules) {
+  const std::string p = rules.arch + ".";
+  auto required = [&](const std::string& key) { return positive_int(f, p + key, f.get_uint(p + key)); };
+  auto optional = [&](const std::string& key, uint64_t fallback) {
+    return positive_int(f, p + key, f.get_uint_or(p + key, fallback));
+  };
+  auto fail = [&](const std::string& what) { throw Error(f.path() + ": " + what); };
+
+  ModelDesc d;
+  d.arch = rules.arch;
+  Hyperparams& hp = d.hp;
+  hp.n_embd = required("embedding_length");
+  hp.n_layer = required("block_count");
+  hp.n_ff = required("feed_forward_length");
+  hp.n_head = required("attention.head_count");
+  hp.n_head_kv = optional("attention.head_count_kv", hp.n_head);
+  hp.n_ctx_train = required("context_length");
+  if (hp.n_embd % hp.n_head != 0)
+    fail("embedding_length " + std::to_string(hp.n_embd) + " is not a multiple of head_count " + std::to_string(hp.n_head));
+  if (hp.n_head % hp.n_head_kv != 0)
+    fail("head_count " + std::to_string(hp.n_head) + " is not a multiple of head_count_kv " + std::to_string(hp.n_head_kv));
+  hp.head_dim = optional("attention.key_length", hp.n_embd / hp.n_head);
+  if (f.get_uint_or(p + "attention.value_length", hp.head_dim) != uint64_t(hp.head_dim))
+    fail("attention.value_length differs from key_length, which kiln does not support");
+  hp.n_rot = optional("rope.dimension_count", hp.head_dim);
+  if (hp.n_rot > hp.head_dim || hp.n_rot % 2 != 0)
+    fail("rope.dimension_count " + std::to_string(hp.n_rot) + " must be even and at most the head size " +
+         std::to_string(hp.head_dim));
+  hp.rope_base = static_cast<float>(f.get_float_or(p + "rope.freq_base", 10000.0));  // llama.cpp's default
+  hp.rope_freq_scale = rope_freq_scale(f, p);
+  hp.rms_eps = static_cast<float>(f.get_float_or(p + "attention.layer_norm_rms_epsilon", -1.0));
+  if (!(hp.rms_eps > 0.0f)) fail("key '" + p + "attention.layer_norm_rms_epsilon' is missing or not positive");
+  if (f.get_uint_or(p + "expert_count", 0) > 0) fail("mixture-of-experts models are not supported");
+  hp.rope_neox = rules.rope_neox;
+  hp.qkv_bias = rules.qkv_bias;
+  hp.rope_freqs = f.find_tensor("rope_freqs.weight") != nullptr;
+  if (hp.rope_freqs && !rules.rope_freqs_allowed) fail("tensor 'rope_freqs.weight' is not part of the " + rules.arch + " architecture");
+
+  const GgufTensor* embd = f.find_tensor("token_embd.weight");
+  if (!embd || embd->dims.size() != 2) fail("tensor 'token_embd.weight' is missing or not 2-D");
+  hp.n_vocab = optional("vocab_size", uint64_t(embd->dims[1]));
+  hp.tied_output = f.find_tensor("output.weight") == nullptr;
+
+  std::set<std::string> used;
+  for (const auto& rule : tensor_rules(hp)) {
+    const GgufTensor* t = f.find_tensor(rule.name);
+    if (!t) fail("tensor '" + rule.name + "' is missing");
+    if (t->dims != rule.dims)
+      fail("tensor '" + rule.name + "' has shape " + dims_text(t->dims) + ", the hyperparameters imply " +
+           dims_text(rule.dims));
+    if (rule.float_only && t->type != TensorType::F32)
+      fail("tensor '" + rule.name + "' has type " + std::string(traits_of(t->type).name) + ", kiln expects f32 here");
+    d.tensors.push_back({rule.name, t->type, t->dims});
+    used.insert(rule.name);
+  }
+  for (const auto& t : f.tensors())
+    if (!used.count(t.name)) fail("tensor '" + t.name + "' is not part of the " + rules.arch + " architecture as kiln implements it");
+  return d;
+}
+
+}  // namespace kiln

@@ -1,0 +1,209 @@
+// Checks shared by the kernel tests: comparisons with tolerances or bit for
+// bit, and matmul / get_rows against the scalar reference for any weight type
+// (Q8_0 and Q4_0 with activations rounded to Q8 blocks, as the matmul reads
+// them), with the numerics contract that a result never depends on the batch size, a
+// token's place in the batch, or the number of threads.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kernels/matmul.hpp"
+#include "kernels/q8_activations.hpp"
+#include "kernels/quant.hpp"
+#include "kernels/reference.hpp"
+
+namespace kiln::test {
+
+inline constexpr double kUnitRoundoff = 0x1p-24;  // float's relative rounding error
+inline constexpr int kMaxBatch = 17;
+
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Runs f on `threads` threads of one parallel region, the way a model's
+// forward pass calls the kernels.
+template <class F>
+void in_parallel(int threads, F&& f) {
+#pragma omp parallel num_threads(threads)
+  f();
+}
+
+// Every element within its tolerance; reports the first one that is not.
+inline void expect_close(const std::vector<float>& actual, const std::vector<float>& expected,
+                         const std::vector<double>& tolerance) {
+  REQUIRE(actual.size() == expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (std::fabs(static_cast<double>(actual[i]) - expected[i]) > tolerance[i]) {
+      FAIL_CHECK("element " << i << ": " << actual[i] << " vs expected " << expected[i] << " (tolerance "
+                            << tolerance[i] << ")");
+      return;
+    }
+  }
+}
+
+inline void expect_same_bits(const float* actual, const float* expected, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (std::bit_cast<uint32_t>(actual[i]) != std::bit_cast<uint32_t>(expected[i])) {
+      FAIL_CHECK("element " << i << " differs: " << actual[i] << " vs " << expected[i]);
+      return;
+    }
+  }
+}
+
+inline void expect_same_bits(const std::vector<float>& actual, const std::vector<float>& expected) {
+  REQUIRE(actual.size() == expected.size());
+  expect_same_bits(actual.data(), expected.data(), actual.size());
+}
+
+// Random weights of type t, as stored bytes.
+inline std::vector<uint8_t> random_weights(TensorType t, int rows, int cols, uint32_t seed) {
+  const std::vector<float> w = random_floats(static_cast<size_t>(rows) * cols, seed);
+  std::vector<uint8_t> bytes(kiln::row_bytes(t, cols) * rows);
+  for (int r = 0; r < rows; ++r)
+    kernels::quantize_row(t, w.data() + r * cols, bytes.data() + r * kiln::row_bytes(t, cols), cols);
+  return bytes;
+}
+
+// Random activations as the matmul for weight type T reads them: floats, or
+// rounded to Q8 blocks (kernels::reads_q8). `values` holds what the matmul
+// effectively multiplies: the floats, or the rounded values.
+template <TensorType T, int Cols>
+struct TestInput {
+  std::vector<float> values;
+  std::vector<int8_t> qs;
+  std::vector<float> d;
+
+  TestInput(int n_tokens, uint32_t seed) : values(random_floats(static_cast<size_t>(n_tokens) * Cols, seed)) {
+    if constexpr (kernels::reads_q8(T)) {
+      qs.resize(values.size());
+      d.resize(values.size() / kernels::kQuantBlockElems);
+      kernels::quantize_q8<Cols>(values.data(), n_tokens, {qs.data(), d.data()});
+      for (size_t i = 0; i < values.size(); ++i) values[i] = d[i / kernels::kQuantBlockElems] * qs[i];
+    }
+  }
+
+  // The input from token t on.
+  kernels::MatmulInput at(int t) const {
+    const size_t offset = static_cast<size_t>(t) * Cols;
+    if constexpr (kernels::reads_q8(T))
+      return {values.data() + offset, {qs.data() + offset, d.data() + offset / kernels::kQuantBlockElems}};
+    else
+      return {values.data() + offset, {nullptr, nullptr}};
+  }
+};
+
+template <TensorType T, int Rows, int Cols>
+void check_matmul() {
+  using kernels::matmul;
+  CAPTURE(traits_of(T).name);
+  CAPTURE(Rows);
+  CAPTURE(Cols);
+  const std::vector<uint8_t> w = random_weights(T, Rows, Cols, Rows * 1000 + Cols);
+  const TestInput<T, Cols> x(kMaxBatch, Cols);
+  const std::vector<float>& xv = x.values;
+
+  std::vector<float> y(kMaxBatch * Rows);
+  matmul<T, Rows, Cols>(w.data(), x.at(0), y.data(), kMaxBatch);
+
+  // Against the reference, within the worst-case error of summing Cols
+  // products in float: (Cols + 8) roundings of at most the sum of |products|.
+  std::vector<float> expected(y.size());
+  kernels::ref_matmul(T, w.data(), Rows, Cols, xv.data(), expected.data(), kMaxBatch);
+  std::vector<float> w_float(static_cast<size_t>(Rows) * Cols);
+  kernels::dequantize_row(T, w.data(), w_float.data(), static_cast<int64_t>(Rows) * Cols);
+  std::vector<double> tolerance(y.size());
+  for (int t = 0; t < kMaxBatch; ++t) {
+    for (int r = 0; r < Rows; ++r) {
+      double magnitude = 0.0;
+      for (int k = 0; k < Cols; ++k)
+        magnitude += std::fabs(static_cast<double>(w_float[r * Cols + k]) * xv[t * Cols + k]);
+      tolerance[t * Rows + r] = (Cols + 8) * kUnitRoundoff * magnitude;
+    }
+  }
+  expect_close(y, expected, tolerance);
+
+  if constexpr (kernels::reads_q8(T)) {
+    // The portable integer code computes the same bits as the one in use.
+    std::vector<float> y_portable(y.size());
+    for (int t = 0; t < kMaxBatch; ++t)
+      for (int r = 0; r < Rows; ++r) {
+        float out[1][1];
+        const kernels::MatmulInput in = x.at(t);
+        kernels::dot_tile_q8<kernels::PortableInt8Ops, T, Cols, 1, 1>(w.data() + r * row_bytes(T, Cols), in.q8, out);
+        y_portable[t * Rows + r] = out[0][0];
+      }
+    expect_same_bits(y_portable, y);
+  } else if constexpr (T != TensorType::F32) {
+    // A float weight type computes exactly what F32 does on its dequantized values.
+    std::vector<float> y_f32(y.size());
+    matmul<TensorType::F32, Rows, Cols>(w_float.data(), x.at(0), y_f32.data(), kMaxBatch);
+    expect_same_bits(y, y_f32);
+  }
+
+  // Same bits for every batch size, for a token alone, and on 1-3 threads.
+  std::vector<float> y_n(y.size());
+  for (int n = 1; n < kMaxBatch; ++n) {
+    matmul<T, Rows, Cols>(w.data(), x.at(0), y_n.data(), n);
+    expect_same_bits(y_n.data(), y.data(), static_cast<size_t>(n) * Rows);
+  }
+  for (int t = 0; t < kMaxBatch; ++t) {
+    matmul<T, Rows, Cols>(w.data(), x.at(t), y_n.data(), 1);
+    expect_same_bits(y_n.data(), y.data() + t * Rows, Rows);
+  }
+  for (int threads = 1; threads <= 3; ++threads) {
+    for (int n : {1, kMaxBatch}) {
+      std::fill(y_n.begin(), y_n.end(), 0.0f);
+      in_parallel(threads, [&] {
+        matmul<T, Rows, Cols, kernels::Store::Replace, kernels::Sync::NoWait>(w.data(), x.at(0), y_n.data(), n);
+      });
+      expect_same_bits(y_n.data(), y.data(), static_cast<size_t>(n) * Rows);
+    }
+  }
+
+  // Store::Add adds each result to what y held.
+  std::vector<float> sum = random_floats(y.size(), 99);
+  std::vector<float> expected_sum(y.size());
+  for (size_t i = 0; i < y.size(); ++i) expected_sum[i] = sum[i] + y[i];
+  in_parallel(2, [&] { matmul<T, Rows, Cols, kernels::Store::Add>(w.data(), x.at(0), sum.data(), kMaxBatch); });
+  expect_same_bits(sum, expected_sum);
+}
+
+template <TensorType T, int Cols>
+void check_matmul_all_rows() {
+  check_matmul<T, 1, Cols>();
+  check_matmul<T, 5, Cols>();
+  check_matmul<T, 33, Cols>();
+  check_matmul<T, 67, Cols>();
+}
+
+template <TensorType T, int Cols>
+void check_get_rows() {
+  CAPTURE(traits_of(T).name);
+  constexpr int kRows = 6;
+  const std::vector<uint8_t> w = random_weights(T, kRows, Cols, 7);
+  const std::vector<int32_t> ids = {3, 0, 5, 3, 1};
+  const int n = static_cast<int>(ids.size());
+
+  std::vector<float> expected(n * Cols);
+  for (int t = 0; t < n; ++t)
+    kernels::dequantize_row(T, w.data() + ids[t] * kiln::row_bytes(T, Cols), &expected[t * Cols], Cols);
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<float> out(n * Cols);
+    in_parallel(threads, [&] { kernels::get_rows<T, Cols>(w.data(), ids.data(), n, out.data()); });
+    expect_same_bits(out, expected);
+  }
+}
+
+}  // namespace kiln::test

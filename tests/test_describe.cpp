@@ -1,0 +1,122 @@
+// Reading a model description out of a GGUF (models/): what is accepted,
+// what is refused and how the refusal reads; and what codegen emits for it.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "codegen/emit.hpp"
+#include "codegen/synth.hpp"
+#include "models/describe.hpp"
+
+namespace {
+
+using kiln::GgufFile;
+using kiln::synth::SynthSpec;
+
+SynthSpec tiny(std::string_view arch = "llama") {
+  SynthSpec s;
+  s.shape = {"tiny", arch, 64, 2, 4, 2, 96, 300, 128};
+  return s;
+}
+
+GgufFile image(const kiln::GgufWriter& w) { return GgufFile::from_bytes(w.bytes(), "m.gguf"); }
+
+// The same model with one metadata key replaced (or dropped when `value` is
+// empty) and one tensor dropped: files that are almost right.
+GgufFile altered(const SynthSpec& spec, const std::string& key, std::optional<kiln::GgufValue> value,
+                 const std::string& drop_tensor = "", bool add_extra_tensor = false) {
+  const GgufFile original = image(kiln::synth::make_model(spec));
+  kiln::GgufWriter w;
+  for (const auto& [k, v] : original.metadata())
+    if (k != key) w.add(k, v);
+  if (value) w.add(key, *value);
+  for (const auto& t : original.tensors())
+    if (t.name != drop_tensor) w.add_tensor(t.name, t.type, t.dims, std::vector<uint8_t>(t.data, t.data + t.nbytes));
+  if (add_extra_tensor) w.add_tensor("blk.0.mystery.weight", kiln::TensorType::F32, {4}, std::vector<uint8_t>(16));
+  return image(w);
+}
+
+kiln::GgufValue u32(uint32_t v) { return {kiln::GgufValueType::UINT32, uint64_t{v}}; }
+
+}  // namespace
+
+TEST_CASE("a synthetic llama model is described as written") {
+  const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny())));
+  CHECK(d.arch == "llama");
+  CHECK(d.hp.n_embd == 64);
+  CHECK(d.hp.n_layer == 2);
+  CHECK(d.hp.n_head_kv == 2);
+  CHECK(d.hp.head_dim == 16);
+  CHECK(d.hp.n_vocab == 300);
+  CHECK_FALSE(d.hp.rope_neox);
+  CHECK_FALSE(d.hp.qkv_bias);
+  CHECK(d.tensors.size() == 3 + 2 * 9);
+}
+
+TEST_CASE("qwen2: biases and NEOX RoPE come from the architecture") {
+  auto spec = tiny("qwen2");
+  const auto d = kiln::describe_model(image(kiln::synth::make_model(spec)));
+  CHECK(d.hp.rope_neox);
+  CHECK(d.hp.qkv_bias);
+  CHECK(d.tensor("blk.1.attn_k.bias").dims == std::vector<int64_t>{32});
+}
+
+TEST_CASE("Llama 3.1 frequency factors and linear RoPE scaling are read") {
+  auto spec = tiny();
+  spec.rope_freqs = true;
+  CHECK(kiln::describe_model(image(kiln::synth::make_model(spec))).hp.rope_freqs);
+  const auto linear = altered(tiny(), "llama.rope.scaling.type", kiln::GgufValue{kiln::GgufValueType::STRING, std::string("linear")});
+  CHECK(kiln::describe_model(linear).hp.rope_freq_scale == 1.0f);  // factor absent: 1
+}
+
+TEST_CASE("almost-right files are refused, naming what is wrong") {
+  using doctest::Contains;
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "general.architecture", kiln::GgufValue{kiln::GgufValueType::STRING, std::string("gpt-neox")})),
+                       Contains("architecture 'gpt-neox' is not supported"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.block_count", std::nullopt)),
+                       Contains("llama.block_count"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.attention.head_count", u32(5))),
+                       Contains("not a multiple of head_count 5"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.feed_forward_length", u32(100))),
+                       Contains("tensor 'blk.0.ffn_gate.weight' has shape [64, 96], the hyperparameters imply [64, 100]"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "", std::nullopt, "blk.1.ffn_up.weight")),
+                       Contains("tensor 'blk.1.ffn_up.weight' is missing"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "", std::nullopt, "", true)),
+                       Contains("tensor 'blk.0.mystery.weight' is not part of the llama architecture"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.rope.scaling.type", kiln::GgufValue{kiln::GgufValueType::STRING, std::string("yarn")})),
+                       Contains("RoPE scaling 'yarn' is not supported"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.attention.layer_norm_rms_epsilon", std::nullopt)),
+                       Contains("layer_norm_rms_epsilon' is missing"), kiln::Error);
+}
+
+TEST_CASE("a missing output.weight means tied embeddings") {
+  auto spec = tiny();
+  spec.tied_output = true;
+  CHECK(kiln::describe_model(image(kiln::synth::make_model(spec))).hp.tied_output);
+}
+
+TEST_CASE("the mismatch between two descriptions names the first difference") {
+  auto a = kiln::describe_model(image(kiln::synth::make_model(tiny())));
+  auto b = a;
+  CHECK_FALSE(kiln::describe_mismatch(a, b));
+  b.hp.n_layer = 3;
+  CHECK(*kiln::describe_mismatch(a, b) == "block_count is 3, this binary was compiled for 2");
+  b = a;
+  b.tensors[5].type = kiln::TensorType::F16;
+  CHECK(kiln::describe_mismatch(a, b)->find("has type f16, this binary was compiled for f32") != std::string::npos);
+  CHECK(a.fingerprint() != b.fingerprint());
+}
+
+TEST_CASE("codegen emits one block-types struct per distinct layer type set, and every layer") {
+  auto d = kiln::describe_model(image(kiln::synth::make_model(tiny())));
+  for (auto& t : d.tensors)
+    if (t.name == "blk.1.ffn_down.weight") t.type = kiln::TensorType::Q8_0;
+  const auto src = kiln::codegen::emit_model(d, {.name = "tiny-model", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32});
+  CHECK(src.model.find("namespace kiln::models::tiny_model") != std::string::npos);
+  CHECK(src.model.find("struct BlockTypes1") != std::string::npos);
+  CHECK(src.model.find("layer<Config, BlockTypes0>(s, w.layers[0], 0, n, pos)") != std::string::npos);
+  CHECK(src.model.find("layer<Config, BlockTypes1>(s, w.layers[1], 1, n, pos)") != std::string::npos);
+  CHECK(src.model.find("static constexpr int n_ctx = 128;") != std::string::npos);
+  CHECK(src.header.find("kDefaultGguf = \"/m.gguf\"") != std::string::npos);
+  CHECK(kiln::codegen::identifier("3b.q4") == "m_3b_q4");
+}

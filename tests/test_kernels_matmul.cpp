@@ -1,0 +1,44 @@
+// Matmul and get_rows for the 32-element and float weight types, against
+// the scalar reference, with the numerics contract (kernel_checks.hpp).
+// Q8_0 and Q4_0 multiply activations rounded to Q8 blocks.
+#include <doctest/doctest.h>
+
+#include "tests/kernel_checks.hpp"
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+TEST_CASE("matmul: F32") {
+  check_matmul_all_rows<TensorType::F32, 7>();
+  check_matmul_all_rows<TensorType::F32, 61>();
+  check_matmul_all_rows<TensorType::F32, 172>();
+}
+
+TEST_CASE("matmul: F16") {
+  check_matmul_all_rows<TensorType::F16, 7>();
+  check_matmul_all_rows<TensorType::F16, 61>();
+  check_matmul_all_rows<TensorType::F16, 172>();
+}
+
+TEST_CASE("matmul: Q8_0") {
+  check_matmul_all_rows<TensorType::Q8_0, 32>();
+  check_matmul_all_rows<TensorType::Q8_0, 96>();
+  check_matmul_all_rows<TensorType::Q8_0, 288>();
+}
+
+TEST_CASE("matmul: Q4_0") {
+  check_matmul_all_rows<TensorType::Q4_0, 32>();
+  check_matmul_all_rows<TensorType::Q4_0, 96>();
+  check_matmul_all_rows<TensorType::Q4_0, 288>();
+}
+
+TEST_CASE("get_rows: F32, F16, Q8_0, Q4_0") {
+  check_get_rows<TensorType::F32, 61>();
+  check_get_rows<TensorType::F16, 61>();
+  check_get_rows<TensorType::Q8_0, 96>();
+  check_get_rows<TensorType::Q4_0, 96>();
+}
+
+}  // namespace

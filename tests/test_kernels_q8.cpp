@@ -1,0 +1,134 @@
+// Rounding activations to Q8 blocks (the input of the integer matmul), alone
+// and fused with rmsnorm and swiglu.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/q8_activations.hpp"
+#include "tests/kernel_checks.hpp"
+
+using namespace kiln;
+using namespace kiln::kernels;
+using namespace kiln::test;
+
+namespace {
+
+constexpr int kBlock = kQuantBlockElems;
+
+// Rounded activations of n_tokens x Cols values.
+struct Q8Buffers {
+  std::vector<int8_t> qs;
+  std::vector<float> d;
+  explicit Q8Buffers(size_t n_values) : qs(n_values), d(n_values / kBlock) {}
+  Q8Out out() { return {qs.data(), d.data()}; }
+  bool operator==(const Q8Buffers&) const = default;  // float == is fine: no NaNs here
+};
+
+TEST_CASE("q8 activations: known blocks") {
+  // d = 1/127 rounds to fp16 0x2008; 0.25 * 127 = 31.75 rounds to 32.
+  std::vector<float> x(kBlock, 0.25f);
+  x[0] = 1.0f;
+  int8_t qs[kBlock];
+  float d = 0.0f;
+  quantize_block_q8(x.data(), qs, &d);
+  CHECK(d == 0.00787353515625f);
+  CHECK(qs[0] == 127);
+  for (int j = 1; j < kBlock; ++j) CHECK(qs[j] == 32);
+
+  // With amax = 127 the values are their own grid index; ties go to even (as
+  // ggml's x86 code rounds), not away from zero.
+  x.assign(kBlock, 0.0f);
+  x[0] = 127.0f;
+  x[1] = 2.5f;
+  x[2] = 3.5f;
+  x[3] = -2.5f;
+  x[4] = -127.0f;
+  quantize_block_q8(x.data(), qs, &d);
+  CHECK(d == 1.0f);
+  CHECK(qs[0] == 127);
+  CHECK(qs[1] == 2);
+  CHECK(qs[2] == 4);
+  CHECK(qs[3] == -2);
+  CHECK(qs[4] == -127);
+  CHECK(qs[5] == 0);
+
+  // An all-zero block stays zero.
+  x.assign(kBlock, 0.0f);
+  quantize_block_q8(x.data(), qs, &d);
+  CHECK(d == 0.0f);
+  for (int j = 0; j < kBlock; ++j) CHECK(qs[j] == 0);
+}
+
+TEST_CASE("q8 activations: rounding error and threads") {
+  constexpr int kCols = 96;
+  const std::vector<float> x = random_floats(kMaxBatch * kCols, 3, -5.0f, 5.0f);
+  Q8Buffers serial(x.size());
+  for (int t = 0; t < kMaxBatch; ++t)
+    quantize_row_q8<kCols>(x.data() + t * kCols, serial.qs.data() + t * kCols, serial.d.data() + t * kCols / kBlock);
+
+  // Within half a step of the grid, plus d's own fp16 rounding (relative
+  // 2^-11) times the largest grid index.
+  for (size_t b = 0; b < serial.d.size(); ++b) {
+    float amax = 0.0f;
+    for (int j = 0; j < kBlock; ++j) amax = std::max(amax, std::fabs(x[b * kBlock + j]));
+    const double tolerance = amax / 127.0 * (0.5 + 127 * 0x1p-11) + 1e-6;
+    for (int j = 0; j < kBlock; ++j) {
+      const size_t i = b * kBlock + j;
+      if (std::fabs(double(serial.d[b]) * serial.qs[i] - x[i]) > tolerance)
+        FAIL_CHECK("element " << i << ": " << serial.d[b] * serial.qs[i] << " vs " << x[i]);
+    }
+  }
+
+  for (int threads = 1; threads <= 3; ++threads) {
+    Q8Buffers shared(x.size());
+    in_parallel(threads, [&] { quantize_q8<kCols>(x.data(), kMaxBatch, shared.out()); });
+    CHECK(shared == serial);
+  }
+}
+
+// The fused kernels give exactly the unfused results.
+template <int N>
+void check_rmsnorm_q8() {
+  CAPTURE(N);
+  const std::vector<float> x = random_floats(kMaxBatch * N, N, -4.0f, 4.0f);
+  const std::vector<float> weight = random_floats(N, N + 1, 0.5f, 1.5f);
+  std::vector<float> normed(x.size());
+  rmsnorm<N>(x.data(), weight.data(), normed.data(), kMaxBatch, 1e-5f);
+  Q8Buffers expected(x.size());
+  quantize_q8<N>(normed.data(), kMaxBatch, expected.out());
+
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<float> out(x.size());
+    Q8Buffers q8(x.size());
+    in_parallel(threads, [&] { rmsnorm_q8<N>(x.data(), weight.data(), out.data(), kMaxBatch, 1e-5f, q8.out()); });
+    expect_same_bits(out, normed);
+    CHECK(q8 == expected);
+  }
+}
+
+TEST_CASE("q8 activations: fused with rmsnorm") {
+  check_rmsnorm_q8<64>();
+  check_rmsnorm_q8<288>();
+}
+
+TEST_CASE("q8 activations: fused with swiglu") {
+  constexpr int kN = 96;
+  const std::vector<float> gate = random_floats(kMaxBatch * kN, 11, -10.0f, 10.0f);
+  const std::vector<float> up = random_floats(kMaxBatch * kN, 12);
+  std::vector<float> activated = gate;
+  swiglu<kN>(activated.data(), up.data(), kMaxBatch);
+  Q8Buffers expected(gate.size());
+  quantize_q8<kN>(activated.data(), kMaxBatch, expected.out());
+
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<float> out = gate;
+    Q8Buffers q8(gate.size());
+    in_parallel(threads, [&] { swiglu_q8<kN>(out.data(), up.data(), kMaxBatch, q8.out()); });
+    expect_same_bits(out, activated);
+    CHECK(q8 == expected);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,75 @@
+// llama.cpp's tokenizer conformance vectors (test-tokenizer-0) for every
+// vocab in the shared tokenizer-tests folder; its README gives the format.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "test_tokenizer_support.hpp"
+
+using kiln::GgufFile;
+using kiln::Tokenizer;
+using namespace kiln::test;
+
+namespace {
+
+// One case: an input string and its expected ids.
+struct VocabCase {
+  std::string text;
+  std::vector<int32_t> ids;
+};
+
+// Reads the .inp/.out pair next to a vocab GGUF.
+std::vector<VocabCase> read_vocab_cases(const std::string& gguf_path) {
+  const std::string inputs = read_file(gguf_path + ".inp");
+  const std::string separator = "\n__ggml_vocab_test__\n";
+  std::vector<VocabCase> cases;
+  for (size_t pos = 0, end; (end = inputs.find(separator, pos)) != std::string::npos;
+       pos = end + separator.size()) {
+    cases.push_back({inputs.substr(pos, end - pos), {}});
+  }
+  std::istringstream outputs(read_file(gguf_path + ".out"));
+  std::string line;
+  for (VocabCase& c : cases) {
+    REQUIRE(std::getline(outputs, line));
+    c.ids = parse_ids(line);
+  }
+  return cases;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Encodes every case without BOS/EOS and with special-token text as plain
+// text, as llama.cpp's test does, and checks the round trip too.
+void check_vocab_cases(const std::string& name) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::optional<GgufFile> f = open_shared("/tokenizer-tests/ggml-vocab-" + name + ".gguf");
+  if (!f) return;
+  const Tokenizer tok = Tokenizer::from_gguf(*f);
+  const double load_seconds = seconds_since(start);
+  const std::vector<VocabCase> cases = read_vocab_cases(f->path());
+  CHECK(cases.size() == 46);
+  int passed = 0;
+  for (const VocabCase& c : cases) {
+    CAPTURE(c.text);
+    const std::vector<int32_t> ids = tok.encode(c.text, /*add_special=*/false);
+    CHECK(ids == c.ids);
+    CHECK(decode(tok, ids) == c.text);
+    passed += ids == c.ids;
+  }
+  MESSAGE(name << ": " << passed << "/" << cases.size() << " cases pass; vocab loaded in " << load_seconds * 1000
+               << " ms");
+}
+
+}  // namespace
+
+TEST_CASE("llama-spm vocab: conformance cases") { check_vocab_cases("llama-spm"); }
+TEST_CASE("phi-3 vocab: conformance cases") { check_vocab_cases("phi-3"); }
+TEST_CASE("gpt-2 vocab: conformance cases") { check_vocab_cases("gpt-2"); }
+TEST_CASE("deepseek-llm vocab: conformance cases") { check_vocab_cases("deepseek-llm"); }
+TEST_CASE("deepseek-coder vocab: conformance cases") { check_vocab_cases("deepseek-coder"); }
+TEST_CASE("llama-bpe vocab: conformance cases") { check_vocab_cases("llama-bpe"); }
+TEST_CASE("qwen2 vocab: conformance cases") { check_vocab_cases("qwen2"); }

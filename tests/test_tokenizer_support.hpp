@@ -1,0 +1,53 @@
+// Helpers shared by the tokenizer test files.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/gguf.hpp"
+#include "engine/tokenizer.hpp"
+
+namespace kiln::test {
+
+inline const std::string kShared = KILN_SHARED_DIR;
+
+// Opens a fixture from the shared folder, or reports why the case is skipped.
+inline std::optional<GgufFile> open_shared(const std::string& relative_path) {
+  const std::string path = kShared + relative_path;
+  if (!std::filesystem::exists(path)) {
+    MESSAGE("skipped: " << path << " not found");
+    return std::nullopt;
+  }
+  return GgufFile::open(path);
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+inline std::vector<int32_t> parse_ids(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<int32_t> ids;
+  for (int32_t id; in >> id;) ids.push_back(id);
+  return ids;
+}
+
+// All of `ids` through one Detokenizer.
+inline std::string decode(const Tokenizer& tok, const std::vector<int32_t>& ids) {
+  Detokenizer detok(tok);
+  std::string text;
+  for (int32_t id : ids) text += detok.push(id);
+  return text + detok.flush();
+}
+
+}  // namespace kiln::test
