@@ -1,7 +1,7 @@
 // kiln-codegen: reads a GGUF's metadata and tensor directory (never the
 // weight values) and writes the C++ source of that model's forward pass.
 //
-//   kiln-codegen MODEL.gguf --name NAME --out-dir DIR [--ctx N] [--batch N]
+//   kiln-codegen MODEL.gguf --name NAME --out-dir DIR [--ctx N] [--batch N] [--kv f16|f32]
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +23,12 @@ constexpr int kDefaultBatch = 512;
 
 int parse_count(const std::string& flag, const std::string& value) {
   return static_cast<int>(kiln::parse_int(flag, value, 0, 1 << 24));
+}
+
+kiln::TensorType parse_kv_type(const std::string& value) {
+  if (value == "f16") return kiln::TensorType::F16;
+  if (value == "f32") return kiln::TensorType::F32;
+  throw kiln::Error("--kv must be f16 or f32, not '" + value + "'");
 }
 
 // Rewrites a file only when its content changes, so a re-run of codegen
@@ -47,11 +53,12 @@ int run(int argc, char** argv) {
     else if (a == "--out-dir") out_dir = value();
     else if (a == "--ctx") opt.n_ctx = parse_count(a, value());
     else if (a == "--batch") opt.max_batch = parse_count(a, value());
+    else if (a == "--kv") opt.kv_type = parse_kv_type(value());
     else if (!a.empty() && a[0] != '-' && gguf.empty()) gguf = a;
     else throw kiln::Error("unknown argument '" + a + "'");
   }
   if (gguf.empty() || opt.name.empty() || out_dir.empty())
-    throw kiln::Error("usage: kiln-codegen MODEL.gguf --name NAME --out-dir DIR [--ctx N] [--batch N]");
+    throw kiln::Error("usage: kiln-codegen MODEL.gguf --name NAME --out-dir DIR [--ctx N] [--batch N] [--kv f16|f32]");
 
   const kiln::GgufFile file = kiln::GgufFile::open(gguf);
   const kiln::ModelDesc desc = kiln::describe_model(file);

@@ -62,9 +62,10 @@ void emit_config(std::ostringstream& o, const ModelDesc& d, const BuildOptions& 
     << "  static constexpr bool rope_freqs = " << bool_literal(h.rope_freqs) << ";\n"
     << "  static constexpr kiln::TensorType token_embd_type = " << type_literal(embd) << ";\n"
     << "  static constexpr kiln::TensorType output_type = " << type_literal(out) << ";\n"
-    << "  // Chosen at build time (kiln_add_model CTX / BATCH).\n"
+    << "  // Chosen at build time (kiln_add_model CTX / BATCH / KV).\n"
     << "  static constexpr int n_ctx = " << opt.n_ctx << ";\n"
     << "  static constexpr int max_batch = " << opt.max_batch << ";\n"
+    << "  static constexpr kiln::TensorType kv_type = " << type_literal(opt.kv_type) << ";\n"
     << "};\n\n";
 }
 

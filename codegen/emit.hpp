@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/model_desc.hpp"
+#include "kernels/tensor_type.hpp"
 
 namespace kiln::codegen {
 
@@ -13,6 +14,7 @@ struct BuildOptions {
   std::string gguf_path;  // absolute path of the GGUF it was generated from (the binary's default -m)
   int n_ctx = 0;          // positions of the KV cache
   int max_batch = 0;      // tokens per forward call
+  TensorType kv_type = TensorType::F16;  // KV cache element type: F16 or F32
 };
 
 struct GeneratedSources {

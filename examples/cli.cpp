@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <iostream>
 #include <optional>
 #include <thread>
 
@@ -26,6 +27,16 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 
 double per_second(int count, double ms) { return ms > 0 ? 1000.0 * count / ms : 0.0; }
+
+void print_timings(const GenerationStats& s) {
+  const int computed = s.prompt_tokens - s.reused_tokens;  // what prompt_ms was spent on
+  std::fprintf(stderr, "prompt            = %10.2f ms / %5d tokens (%9.2f tokens/s)\n", s.prompt_ms, computed,
+               per_second(computed, s.prompt_ms));
+  std::fprintf(stderr, "generation        = %10.2f ms / %5d tokens (%9.2f tokens/s)%s\n", s.generate_ms,
+               s.generated_tokens, per_second(s.generated_tokens, s.generate_ms),
+               s.context_full ? ", stopped: context full" : "");
+  std::fprintf(stderr, "time to 1st token = %10.2f ms\n", s.ttft_ms);
+}
 
 int run(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
   const CliOptions opt = parse_cli(argc, argv);
@@ -67,23 +78,35 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
     const std::string piece = detok.push(t);
     if (opt.display_prompt) print_text(piece);
   }
-  const GenerationStats s =
-      generate(session, prompt, opt.n_predict, sampler, [&](int32_t t) { print_text(detok.push(t)); });
+  // The prompt and everything generated since: an interactive turn appends to it,
+  // and the session then computes only what was appended.
+  std::vector<int32_t> context = prompt;
+  const auto on_token = [&](int32_t t) {
+    context.push_back(t);
+    print_text(detok.push(t));
+  };
+  GenerationStats s = generate(session, context, opt.n_predict, sampler, on_token);
   print_text(detok.flush() + "\n");
   if (prompt_cache) prompt_cache->save(session, prompt);
 
-  std::fprintf(stderr, "\n%s: %d threads, seed %llu%s\n", name, threads,
-               static_cast<unsigned long long>(sampler.seed()), s.context_full ? ", stopped: context full" : "");
+  std::fprintf(stderr, "\n%s: %d threads, seed %llu\n", name, threads, static_cast<unsigned long long>(sampler.seed()));
   std::fprintf(stderr, "load time         = %10.2f ms\n", load_ms);
   if (prompt_cache)
     std::fprintf(stderr, "prompt cache: reused %d of %d tokens (read in %.2f ms)\n", s.reused_tokens, s.prompt_tokens,
                  cache_load_ms);
-  const int computed = s.prompt_tokens - s.reused_tokens;  // what prompt_ms was spent on
-  std::fprintf(stderr, "prompt            = %10.2f ms / %5d tokens (%9.2f tokens/s)\n", s.prompt_ms, computed,
-               per_second(computed, s.prompt_ms));
-  std::fprintf(stderr, "generation        = %10.2f ms / %5d tokens (%9.2f tokens/s)\n", s.generate_ms,
-               s.generated_tokens, per_second(s.generated_tokens, s.generate_ms));
-  std::fprintf(stderr, "time to 1st token = %10.2f ms\n", s.ttft_ms);
+  print_timings(s);
+
+  while (opt.interactive) {
+    print_text("> ");
+    std::string line;
+    if (!std::getline(std::cin, line)) break;
+    const std::vector<int32_t> more = tok.encode(line + "\n", /*add_special=*/false, /*parse_special=*/true);
+    context.insert(context.end(), more.begin(), more.end());
+    s = generate(session, context, opt.n_predict, sampler, on_token);
+    print_text(detok.flush() + "\n");
+    std::fprintf(stderr, "\nturn: reused %d of %d context tokens\n", s.reused_tokens, s.prompt_tokens);
+    print_timings(s);
+  }
   return 0;
 }
 

@@ -75,6 +75,7 @@ CliOptions parse_cli(int argc, char** argv) {
     else if (flag == "--prompt-cache") o.prompt_cache = value();
     else if (flag == "--prompt-cache-ro") o.prompt_cache_ro = true;
     else if (flag == "--no-display-prompt") o.display_prompt = false;
+    else if (flag == "-i" || flag == "--interactive") o.interactive = true;
     else throw Error("unknown argument '" + flag + "' (see --help)");
   }
   if (!o.prompt_ids.empty() && !o.prompt.empty()) throw Error("--prompt-ids: give either a text prompt (-p, -f) or token ids, not both");
@@ -106,6 +107,8 @@ std::string cli_usage(const std::string& program, const std::string& default_ggu
     << "                          starts the same way computes only the rest\n"
     << "      --prompt-cache-ro   use the --prompt-cache file but never write it\n"
     << "      --no-display-prompt do not print the prompt before the generated text\n"
+    << "  -i, --interactive       then read lines from stdin; each is appended to the text so far and\n"
+    << "                          generation continues (only the new tokens are computed)\n"
     << "  -h, --help              show this help\n";
   return u.str();
 }

@@ -19,6 +19,7 @@ struct CliOptions {
   std::string prompt_cache;  // --prompt-cache; empty: none
   bool prompt_cache_ro = false;
   bool display_prompt = true;
+  bool interactive = false;  // -i: after the prompt, each line read from stdin continues the text
   bool help = false;
   SamplerParams sampling;
 };

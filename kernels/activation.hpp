@@ -1,4 +1,4 @@
-// Element-wise kernels: the SwiGLU feed-forward gate, softmax.
+// Element-wise kernels: the SwiGLU feed-forward gate, bias, softmax.
 #pragma once
 
 #include <algorithm>
@@ -32,6 +32,14 @@ void swiglu(float* gate, const float* up, int n_tokens) {
     const int64_t at = p / kPieces * N + p % kPieces * kPiece;
     swiglu_span(gate + at, up + at, std::min<int64_t>(kPiece, N - p % kPieces * kPiece));
   }
+}
+
+// x[t] += bias for every token of x ([n_tokens][N]), work-shared over tokens.
+template <int N>
+void add_bias(float* x, const float* bias, int n_tokens) {
+#pragma omp for schedule(static)
+  for (int t = 0; t < n_tokens; ++t)
+    for (int i = 0; i < N; ++i) x[static_cast<int64_t>(t) * N + i] += bias[i];
 }
 
 // x = softmax(x) over n > 0 values, in place, by one thread (the max is

@@ -1,4 +1,6 @@
 // Causal multi-head attention over the KV cache, with grouped-query heads.
+// The cache holds F32 or F16 (kv_cache.hpp); F16 elements are widened in
+// registers as they are read, and all arithmetic is in float.
 #pragma once
 
 #include <omp.h>
@@ -8,6 +10,7 @@
 
 #include "kernels/activation.hpp"
 #include "kernels/dot.hpp"
+#include "kernels/kv_cache.hpp"
 
 #if defined(__AVX__)
 #include <immintrin.h>
@@ -17,11 +20,11 @@ namespace kiln::kernels {
 
 namespace detail {
 
-// out = sum_j weights[j] * v_j over j < n, v_j = v + j * stride (N floats
-// each). Every output element is one FMA chain in order of j, kept in
-// registers across positions.
-template <int N>
-void weighted_sum(const float* weights, const float* v, int64_t stride, int n, float* out) {
+// out = sum_j weights[j] * v_j over j < n, v_j = v + j * stride (N elements
+// of type T each). Every output element is one FMA chain in order of j, kept
+// in registers across positions.
+template <TensorType T, int N>
+void weighted_sum(const float* weights, const CacheValue<T>* v, int64_t stride, int n, float* out) {
   constexpr int kLanes = static_cast<int>(FloatVec::size);
   constexpr int kVecs = N / kLanes;
   constexpr int kTail = N - kVecs * kLanes;  // elements after the whole vectors
@@ -30,21 +33,22 @@ void weighted_sum(const float* weights, const float* v, int64_t stride, int n, f
   for (auto& a : acc) a = FloatVec(0.0f);
   for (int j = 0; j < n; ++j) {
     const FloatVec w(weights[j]);
-    const float* vj = v + j * stride;
-    for (int i = 0; i < kVecs; ++i) acc[i] = xsimd::fma(w, FloatVec::load_unaligned(vj + i * kLanes), acc[i]);
-    for (int i = 0; i < kTail; ++i) tail[i] = std::fma(weights[j], vj[kVecs * kLanes + i], tail[i]);
+    const auto* vj = reinterpret_cast<const uint8_t*>(v + j * stride);
+    for (int i = 0; i < kVecs; ++i) acc[i] = xsimd::fma(w, WeightRow<T>::load(vj, i * kLanes), acc[i]);
+    for (int i = 0; i < kTail; ++i) tail[i] = std::fma(weights[j], WeightRow<T>::at(vj, kVecs * kLanes + i), tail[i]);
   }
   for (int i = 0; i < kVecs; ++i) acc[i].store_unaligned(out + i * kLanes);
   for (int i = 0; i < kTail; ++i) out[kVecs * kLanes + i] = tail[i];
 }
 
-// out[j] = q . k_j * scale for j < n, k_j = k + j * stride (N floats each).
+// out[j] = q . k_j * scale for j < n, k_j = k + j * stride (N elements of
+// type T each).
 // With AVX, 8 positions at a time: their 8 accumulators are reduced together
 // (one horizontal-add tree instead of 8); the positions after the last whole
 // group go one at a time. Which way a score is summed thus depends only on n,
 // the query's position + 1, never on the batch it came in.
-template <int N>
-void scores(const float* q, const float* k, int64_t stride, int n, float scale, float* out) {
+template <TensorType T, int N>
+void scores(const float* q, const CacheValue<T>* k, int64_t stride, int n, float scale, float* out) {
   constexpr int kLanes = static_cast<int>(FloatVec::size);
   int j = 0;
 #if defined(__AVX__)
@@ -52,10 +56,10 @@ void scores(const float* q, const float* k, int64_t stride, int n, float scale, 
     for (; j + 8 <= n; j += 8) {
       __m256 acc[8];
       for (int p = 0; p < 8; ++p) {
-        const float* kp = k + (j + p) * stride;
-        acc[p] = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(kp));
+        const auto* kp = reinterpret_cast<const uint8_t*>(k + (j + p) * stride);
+        acc[p] = _mm256_mul_ps(_mm256_loadu_ps(q), WeightRow<T>::load(kp, 0));
         for (int i = kLanes; i < N; i += kLanes)
-          acc[p] = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(kp + i), acc[p]);
+          acc[p] = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), WeightRow<T>::load(kp, i), acc[p]);
       }
       // Lane p of the result is the sum of acc[p]'s lanes.
       const __m256 sum01 = _mm256_hadd_ps(acc[0], acc[1]), sum23 = _mm256_hadd_ps(acc[2], acc[3]);
@@ -69,7 +73,7 @@ void scores(const float* q, const float* k, int64_t stride, int n, float scale, 
 #endif
   for (; j < n; ++j) {
     float s[1][1];
-    dot_tile<TensorType::F32, N, 1, 1>(reinterpret_cast<const uint8_t*>(k + j * stride), q, s);
+    dot_tile<T, N, 1, 1>(reinterpret_cast<const uint8_t*>(k + j * stride), q, s);
     out[j] = s[0][0] * scale;
   }
 }
@@ -77,17 +81,17 @@ void scores(const float* q, const float* k, int64_t stride, int n, float scale, 
 }  // namespace detail
 
 // q and out are [n_tokens][NHead * HeadDim]; k_cache and v_cache are
-// [position][NHeadKV * HeadDim] and already hold positions 0 .. pos0 +
+// [position][NHeadKV * HeadDim] of KvType and already hold positions 0 .. pos0 +
 // n_tokens - 1. Token t (position p = pos0 + t), head h attends to positions
 // 0 .. p of kv head h / (NHead / NHeadKV):
 //   out = sum_j softmax_j(q . k_j / sqrt(HeadDim)) * v_j.
 // scores is scratch: one row of scores_stride >= pos0 + n_tokens floats per
 // OpenMP thread. Work-shared over (token, head) pairs; a query's result does
 // not depend on the rest of the batch.
-template <int NHead, int NHeadKV, int HeadDim>
-void attention(const float* q, const float* k_cache, const float* v_cache, float* out, int n_tokens, int pos0,
-               float* scores, int scores_stride) {
-  static_assert(NHead % NHeadKV == 0);
+template <int NHead, int NHeadKV, int HeadDim, TensorType KvType>
+void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheValue<KvType>* v_cache, float* out,
+               int n_tokens, int pos0, float* scores, int scores_stride) {
+  static_assert(NHead % NHeadKV == 0 && is_cache_type<KvType>);
   constexpr int kHeadsPerKV = NHead / NHeadKV;
   constexpr int64_t kQDim = static_cast<int64_t>(NHead) * HeadDim;
   constexpr int64_t kKVDim = static_cast<int64_t>(NHeadKV) * HeadDim;
@@ -100,14 +104,14 @@ void attention(const float* q, const float* k_cache, const float* v_cache, float
     const int h = pair % NHead;
     const int n_pos = pos0 + t + 1;
     const float* q_head = q + t * kQDim + h * HeadDim;
-    const float* k_head = k_cache + (h / kHeadsPerKV) * HeadDim;
-    const float* v_head = v_cache + (h / kHeadsPerKV) * HeadDim;
+    const CacheValue<KvType>* k_head = k_cache + (h / kHeadsPerKV) * HeadDim;
+    const CacheValue<KvType>* v_head = v_cache + (h / kHeadsPerKV) * HeadDim;
 
-    detail::scores<HeadDim>(q_head, k_head, kKVDim, n_pos, scale, weights);
+    detail::scores<KvType, HeadDim>(q_head, k_head, kKVDim, n_pos, scale, weights);
     softmax(weights, n_pos);
 
     float* out_head = out + t * kQDim + h * HeadDim;
-    detail::weighted_sum<HeadDim>(weights, v_head, kKVDim, n_pos, out_head);
+    detail::weighted_sum<KvType, HeadDim>(weights, v_head, kKVDim, n_pos, out_head);
   }
 }
 

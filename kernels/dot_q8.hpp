@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/int8_dot.hpp"
 #include "kernels/q8_activations.hpp"

@@ -31,8 +31,8 @@ void ref_rmsnorm(const float* x, const float* weight, float* out, int n, int n_t
   }
 }
 
-void ref_rope_adjacent(float* x, int n_tokens, int n_heads, int head_dim, int rot_dim, int pos0,
-                       const float* inv_freq) {
+void ref_rope(RopeStyle style, float* x, int n_tokens, int n_heads, int head_dim, int rot_dim, int pos0,
+              const float* inv_freq) {
   for (int t = 0; t < n_tokens; ++t) {
     for (int h = 0; h < n_heads; ++h) {
       float* head = x + (t * n_heads + h) * head_dim;
@@ -41,19 +41,25 @@ void ref_rope_adjacent(float* x, int n_tokens, int n_heads, int head_dim, int ro
         const float angle = static_cast<float>(pos0 + t) * inv_freq[i];
         const double c = std::cos(static_cast<double>(angle));
         const double s = std::sin(static_cast<double>(angle));
-        const double x0 = head[2 * i];
-        const double x1 = head[2 * i + 1];
-        head[2 * i] = static_cast<float>(x0 * c - x1 * s);
-        head[2 * i + 1] = static_cast<float>(x0 * s + x1 * c);
+        float& a = head[rope_first(style, i)];
+        float& b = head[rope_second(style, i, rot_dim / 2)];
+        const double x0 = a;
+        const double x1 = b;
+        a = static_cast<float>(x0 * c - x1 * s);
+        b = static_cast<float>(x0 * s + x1 * c);
       }
     }
   }
 }
 
-void ref_attention(const float* q, const float* k_cache, const float* v_cache, float* out, int n_tokens, int pos0,
-                   int n_head, int n_head_kv, int head_dim) {
+void ref_attention(TensorType kv_type, const float* q, const void* k_cache_in, const void* v_cache_in, float* out,
+                   int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim) {
   const int q_dim = n_head * head_dim;
   const int kv_dim = n_head_kv * head_dim;
+  const int64_t cache_elems = static_cast<int64_t>(pos0 + n_tokens) * kv_dim;
+  std::vector<float> k_cache(cache_elems), v_cache(cache_elems);
+  dequantize_row(kv_type, k_cache_in, k_cache.data(), cache_elems);
+  dequantize_row(kv_type, v_cache_in, v_cache.data(), cache_elems);
   for (int t = 0; t < n_tokens; ++t) {
     const int n_pos = pos0 + t + 1;
     for (int h = 0; h < n_head; ++h) {

@@ -3,15 +3,19 @@
 // as the kernels they mirror.
 #pragma once
 
+#include "kernels/rope.hpp"
+
 #include "kernels/tensor_type.hpp"
 
 namespace kiln::kernels {
 
 void ref_matmul(TensorType t, const void* w, int rows, int cols, const float* x, float* y, int n_tokens);
 void ref_rmsnorm(const float* x, const float* weight, float* out, int n, int n_tokens, float eps);
-void ref_rope_adjacent(float* x, int n_tokens, int n_heads, int head_dim, int rot_dim, int pos0, const float* inv_freq);
-void ref_attention(const float* q, const float* k_cache, const float* v_cache, float* out, int n_tokens, int pos0,
-                   int n_head, int n_head_kv, int head_dim);
+void ref_rope(RopeStyle style, float* x, int n_tokens, int n_heads, int head_dim, int rot_dim, int pos0,
+              const float* inv_freq);
+// k_cache and v_cache hold elements of kv_type (F32, or F16 as raw bits).
+void ref_attention(TensorType kv_type, const float* q, const void* k_cache, const void* v_cache, float* out,
+                   int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim);
 void ref_swiglu(float* gate, const float* up, int n);
 void ref_softmax(float* x, int n);
 

@@ -1,6 +1,6 @@
-// Rotary position embedding, "adjacent pairs" variant (llama.cpp's normal
-// rope mode, used by llama models in GGUF): dimensions 2i and 2i+1 of a head
-// are rotated together.
+// Rotary position embedding. Which two dimensions of a head form pair i is
+// the architecture's choice: llama rotates adjacent pairs (2i, 2i + 1),
+// qwen2 ("NEOX" in llama.cpp) the halves (i, i + RotDim / 2).
 #pragma once
 
 #include <cmath>
@@ -10,6 +10,14 @@
 
 namespace kiln::kernels {
 
+enum class RopeStyle { Adjacent, Neox };
+
+// The dimensions of pair i (of `pairs`) in a head.
+constexpr int rope_first(RopeStyle style, int i) { return style == RopeStyle::Adjacent ? 2 * i : i; }
+constexpr int rope_second(RopeStyle style, int i, int pairs) {
+  return style == RopeStyle::Adjacent ? 2 * i + 1 : i + pairs;
+}
+
 // out[i] = base^(-2i / rot_dim) for i < rot_dim / 2: the angle per position of
 // pair i.
 void rope_inv_freq(float base, int rot_dim, float* out);
@@ -17,8 +25,8 @@ void rope_inv_freq(float base, int rot_dim, float* out);
 // Rotates token t of x ([n_tokens][NHeads * HeadDim]), which sits at
 // position pos0 + t: in every head, pair i < RotDim / 2 turns by
 // pos * inv_freq[i]; dimensions from RotDim on are left alone.
-template <int NHeads, int HeadDim, int RotDim>
-void rope_adjacent_token(float* x, int t, int pos0, const float* inv_freq) {
+template <RopeStyle Style, int NHeads, int HeadDim, int RotDim>
+void rope_token(float* x, int t, int pos0, const float* inv_freq) {
   static_assert(RotDim % 2 == 0 && RotDim <= HeadDim);
   constexpr int kPairs = RotDim / 2;
   const auto pos = static_cast<float>(pos0 + t);
@@ -33,23 +41,25 @@ void rope_adjacent_token(float* x, int t, int pos0, const float* inv_freq) {
   for (int h = 0; h < NHeads; ++h) {
     float* head = x + (static_cast<int64_t>(t) * NHeads + h) * HeadDim;
     for (int i = 0; i < kPairs; ++i) {
-      const float x0 = head[2 * i];
-      const float x1 = head[2 * i + 1];
-      head[2 * i] = x0 * cos_angle[i] - x1 * sin_angle[i];
-      head[2 * i + 1] = x0 * sin_angle[i] + x1 * cos_angle[i];
+      float& a = head[rope_first(Style, i)];
+      float& b = head[rope_second(Style, i, kPairs)];
+      const float x0 = a;
+      const float x1 = b;
+      a = x0 * cos_angle[i] - x1 * sin_angle[i];
+      b = x0 * sin_angle[i] + x1 * cos_angle[i];
     }
   }
 }
 
-// rope_adjacent_token for every token, work-shared over tokens.
-template <int NHeads, int HeadDim, int RotDim, Sync Y = Sync::Barrier>
-void rope_adjacent(float* x, int n_tokens, int pos0, const float* inv_freq) {
+// rope_token for every token, work-shared over tokens.
+template <RopeStyle Style, int NHeads, int HeadDim, int RotDim, Sync Y = Sync::Barrier>
+void rope(float* x, int n_tokens, int pos0, const float* inv_freq) {
   if constexpr (Y == Sync::Barrier) {
 #pragma omp for schedule(static)
-    for (int t = 0; t < n_tokens; ++t) rope_adjacent_token<NHeads, HeadDim, RotDim>(x, t, pos0, inv_freq);
+    for (int t = 0; t < n_tokens; ++t) rope_token<Style, NHeads, HeadDim, RotDim>(x, t, pos0, inv_freq);
   } else {
 #pragma omp for schedule(static) nowait
-    for (int t = 0; t < n_tokens; ++t) rope_adjacent_token<NHeads, HeadDim, RotDim>(x, t, pos0, inv_freq);
+    for (int t = 0; t < n_tokens; ++t) rope_token<Style, NHeads, HeadDim, RotDim>(x, t, pos0, inv_freq);
   }
 }
 

@@ -1,4 +1,4 @@
-# kiln_add_model(<name> GGUF <path> [CTX <n>] [BATCH <n>])
+# kiln_add_model(<name> GGUF <path> [CTX <n>] [BATCH <n>] [KV f16|f32])
 #
 # Compiles the model in a GGUF file into:
 #   <name>_model  a static library (include "<name>.hpp", call kiln::models::<name>::load())
@@ -6,9 +6,11 @@
 #   <name>-bench  its benchmark program (in <build>/bin)
 # Codegen runs at build time and again whenever the GGUF or kiln-codegen changes.
 # CTX is the KV cache size (default: the model's context length, at most 4096);
-# BATCH the most tokens one forward call ingests (default 512, at most CTX).
+# BATCH the most tokens one forward call ingests (default 512, at most CTX);
+# KV the element type of the KV cache (default f16, as llama.cpp; f32 doubles
+# the cache's memory, for comparisons with F32-attention references).
 function(kiln_add_model name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GGUF;CTX;BATCH" "")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GGUF;CTX;BATCH;KV" "")
   if(NOT ARG_GGUF)
     message(FATAL_ERROR "kiln_add_model(${name}): GGUF <path> is required")
   endif()
@@ -19,11 +21,14 @@ function(kiln_add_model name)
   if(NOT DEFINED ARG_BATCH)
     set(ARG_BATCH 0)
   endif()
+  if(NOT DEFINED ARG_KV)
+    set(ARG_KV f16)
+  endif()
 
   set(out "${CMAKE_BINARY_DIR}/models/${name}")
   add_custom_command(
     OUTPUT "${out}/${name}.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp"
-    COMMAND kiln-codegen "${gguf}" --name "${name}" --out-dir "${out}" --ctx ${ARG_CTX} --batch ${ARG_BATCH}
+    COMMAND kiln-codegen "${gguf}" --name "${name}" --out-dir "${out}" --ctx ${ARG_CTX} --batch ${ARG_BATCH} --kv ${ARG_KV}
     DEPENDS kiln-codegen "${gguf}"
     COMMENT "kiln: generating model ${name} from ${gguf}"
     VERBATIM)
@@ -39,17 +44,21 @@ function(kiln_add_model name)
   set_target_properties(${name} ${name}-bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
 endfunction()
 
-# kiln_add_synthetic_model(<name> PRESET <preset> [TYPE <type>] [SEED <n>] [CTX <n>] [BATCH <n>])
+# kiln_add_synthetic_model(<name> [PRESET <preset>] [TYPE <type>] [SEED <n>] [SYNTH_ARGS <kiln-synth flags>...]
+#                          [CTX <n>] [BATCH <n>] [KV f16|f32])
 #
-# Generates a random-weight GGUF of a named shape with kiln-synth at build time
+# Generates a random-weight GGUF with kiln-synth at build time
 # (<build>/models/<name>.gguf), then compiles it like kiln_add_model.
+# SYNTH_ARGS passes any other kiln-synth flags (sizes, per-role types, --arch,
+# --tied, --rope-freqs); without a PRESET they must give every size.
 function(kiln_add_synthetic_model name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "PRESET;TYPE;SEED;CTX;BATCH" "")
-  if(NOT ARG_PRESET)
-    message(FATAL_ERROR "kiln_add_synthetic_model(${name}): PRESET <name> is required")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "PRESET;TYPE;SEED;CTX;BATCH;KV" "SYNTH_ARGS")
+  set(synth_args ${ARG_SYNTH_ARGS})
+  if(ARG_PRESET)
+    list(PREPEND synth_args --preset ${ARG_PRESET})
   endif()
-  if(NOT ARG_TYPE)
-    set(ARG_TYPE f32)
+  if(ARG_TYPE)
+    list(PREPEND synth_args --type ${ARG_TYPE})
   endif()
   if(NOT ARG_SEED)
     set(ARG_SEED 1)
@@ -57,12 +66,12 @@ function(kiln_add_synthetic_model name)
   set(gguf "${CMAKE_BINARY_DIR}/models/${name}.gguf")
   add_custom_command(
     OUTPUT "${gguf}"
-    COMMAND kiln-synth --preset ${ARG_PRESET} --type ${ARG_TYPE} --seed ${ARG_SEED} -o "${gguf}"
+    COMMAND kiln-synth ${synth_args} --seed ${ARG_SEED} -o "${gguf}"
     DEPENDS kiln-synth
-    COMMENT "kiln: writing synthetic ${ARG_PRESET} (${ARG_TYPE}, random weights) to ${gguf}"
+    COMMENT "kiln: writing synthetic model ${name} (random weights) to ${gguf}"
     VERBATIM)
   set(extra)
-  foreach(opt CTX BATCH)
+  foreach(opt CTX BATCH KV)
     if(DEFINED ARG_${opt})
       list(APPEND extra ${opt} ${ARG_${opt}})
     endif()

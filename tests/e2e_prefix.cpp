@@ -378,3 +378,16 @@ TEST_CASE("the prefix benchmark measures every row") {
   for (const auto& row : r.rows) CHECK((row.memory_ms > 0 && row.disk_ms > 0));
   CHECK(r.markdown().find("| 90 % (117) | 13 |") != std::string::npos);
 }
+
+TEST_CASE("stories260K binary: interactive turns compute only the new tokens") {
+  const auto r = kiln::test::run_process({STORIES_BIN, "-p", "Once upon a time", "-n", "20", "--temp", "0", "-t", "1", "-i"},
+                                         "The dog ran.\nThen\n");
+  REQUIRE(r.exit_code == 0);
+  // Turn 1 reuses the prompt and the 20 generated tokens; turn 2 everything before its line.
+  const auto turn1 = r.err.find("turn: reused 25 of ");
+  REQUIRE(turn1 != std::string::npos);
+  const int total1 = std::stoi(r.err.substr(turn1 + 19));
+  const auto turn2 = r.err.find("turn: reused " + std::to_string(total1 + 20) + " of ", turn1 + 1);
+  CHECK(turn2 != std::string::npos);
+  CHECK(std::count(r.out.begin(), r.out.end(), '>') >= 3);  // a prompt marker per turn, and at the end of input
+}

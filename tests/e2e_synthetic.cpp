@@ -1,5 +1,5 @@
-// End to end on ../shared/models/synthetic: random-weight llama files of each
-// weight type kiln supports, compiled with kiln_add_model, checked against
+// End to end on ../shared/models/synthetic: random-weight llama and qwen2
+// files of each weight type kiln supports (and Llama 3.1 RoPE factors), compiled with kiln_add_model, checked against
 // llama.cpp's reference logits and greedy ids with the tolerances that
 // folder's README gives, and against tests/reference_forward.cpp on other
 // prompts.
@@ -7,16 +7,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <random>
 #include <sstream>
 
+#include "llama3_ropescale.hpp"
+#include "llama_bf16.hpp"
 #include "llama_f16.hpp"
 #include "llama_f32.hpp"
+#include "llama_f32_kv16.hpp"
 #include "llama_q4_0.hpp"
+#include "llama_q4_k_m.hpp"
+#include "llama_q5_k_m.hpp"
+#include "llama_q6_k.hpp"
 #include "llama_q8_0.hpp"
+#include "llama_q8_0_kv16.hpp"
 #include "llama_tied.hpp"
+#include "qwen2_f32.hpp"
+#include "qwen2_q8_0.hpp"
 #include "tests/reference_forward.hpp"
 
 namespace {
@@ -27,14 +37,31 @@ struct Fixture {
   const char* default_gguf;
   float max_abs, rms, margin, max_abs_f32kv;  // the README's tolerances
   bool rounds_activations = false;             // Q8_0/Q4_0 weights: activations rounded to 8 bits
+  bool f16_kv = false;                         // compiled with an F16 KV cache (the others: F32)
 };
 
+// Each compiled fixture: kiln_add_model names its namespace after the file.
+#define KILN_FIXTURE(ns) [] { return kiln::models::ns::load(); }, kiln::models::ns::kDefaultGguf
+
 const Fixture kFixtures[] = {
-    {"llama-f32", [] { return kiln::models::llama_f32::load(); }, kiln::models::llama_f32::kDefaultGguf, 0.1f, 0.02f, 0.1f, 1e-3f},
-    {"llama-tied", [] { return kiln::models::llama_tied::load(); }, kiln::models::llama_tied::kDefaultGguf, 0.1f, 0.02f, 0.1f, 1e-3f},
-    {"llama-f16", [] { return kiln::models::llama_f16::load(); }, kiln::models::llama_f16::kDefaultGguf, 0.25f, 0.03f, 0.3f, 0.1f},
-    {"llama-q8_0", [] { return kiln::models::llama_q8_0::load(); }, kiln::models::llama_q8_0::kDefaultGguf, 2.0f, 0.4f, 1.5f, 2.0f, true},
-    {"llama-q4_0", [] { return kiln::models::llama_q4_0::load(); }, kiln::models::llama_q4_0::kDefaultGguf, 2.0f, 0.4f, 1.5f, 2.0f, true},
+    {"llama-f32", KILN_FIXTURE(llama_f32), 0.1f, 0.02f, 0.1f, 1e-3f},
+    {"llama-tied", KILN_FIXTURE(llama_tied), 0.1f, 0.02f, 0.1f, 1e-3f},
+    {"llama3-ropescale", KILN_FIXTURE(llama3_ropescale), 0.1f, 0.02f, 0.1f, 1e-3f},
+    {"qwen2-f32", KILN_FIXTURE(qwen2_f32), 0.1f, 0.02f, 0.1f, 1e-3f},
+    {"llama-f16", KILN_FIXTURE(llama_f16), 0.25f, 0.03f, 0.3f, 0.1f},
+    {"llama-bf16", KILN_FIXTURE(llama_bf16), 0.5f, 0.1f, 0.6f, 0.5f},
+    {"llama-q8_0", KILN_FIXTURE(llama_q8_0), 2.0f, 0.4f, 1.5f, 2.0f, true},
+    {"llama-q4_0", KILN_FIXTURE(llama_q4_0), 2.0f, 0.4f, 1.5f, 2.0f, true},
+    {"qwen2-q8_0", KILN_FIXTURE(qwen2_q8_0), 2.0f, 0.4f, 1.5f, 2.0f, true},
+    {"llama-q4_k_m", KILN_FIXTURE(llama_q4_k_m), 2.5f, 0.5f, 2.5f, 2.5f},
+    {"llama-q5_k_m", KILN_FIXTURE(llama_q5_k_m), 2.5f, 0.5f, 2.5f, 2.5f},
+    {"llama-q6_k", KILN_FIXTURE(llama_q6_k), 2.5f, 0.5f, 2.5f, 2.5f},
+    // With llama.cpp's default F16 cache. Keys and values are then rounded as
+    // llama.cpp rounds them, but attention still sums in F32 (llama.cpp: F16),
+    // so these sit between the two reference files; .ref.txt's bounds apply
+    // to both.
+    {"llama-f32", KILN_FIXTURE(llama_f32_kv16), 0.1f, 0.02f, 0.1f, 0.1f, false, true},
+    {"llama-q8_0", KILN_FIXTURE(llama_q8_0_kv16), 2.0f, 0.4f, 1.5f, 2.0f, true, true},
 };
 
 // One llama.cpp reference file: prompt, per-position logits, greedy steps.
@@ -77,11 +104,19 @@ Reference read_reference(const std::string& path) {
   return r;
 }
 
-std::vector<float> all_logits(kiln::Model& m, const std::vector<int32_t>& ids) {
+// The logits at every position of ids, ingested in forward calls of at most
+// `chunk` tokens (default: one call, as the references were made).
+std::vector<float> all_logits(kiln::Model& m, const std::vector<int32_t>& ids, int chunk = 0) {
   std::vector<float> out(ids.size() * size_t(m.n_vocab()));
-  m.forward(ids.data(), static_cast<int>(ids.size()), 0, kiln::Logits::All, out.data());
+  const size_t step = chunk > 0 ? size_t(chunk) : ids.size();
+  for (size_t pos = 0; pos < ids.size(); pos += step) {
+    const int n = static_cast<int>(std::min(ids.size() - pos, step));
+    m.forward(ids.data() + pos, n, static_cast<int>(pos), kiln::Logits::All, out.data() + pos * size_t(m.n_vocab()));
+  }
   return out;
 }
+
+std::string display_name(const Fixture& f) { return std::string(f.file) + (f.f16_kv ? " (F16 KV)" : ""); }
 
 int argmax(const float* v, int n) { return static_cast<int>(std::max_element(v, v + n) - v); }
 
@@ -89,7 +124,7 @@ int argmax(const float* v, int n) { return static_cast<int>(std::max_element(v, 
 
 TEST_CASE("synthetic models match llama.cpp's reference logits and greedy ids") {
   for (const Fixture& f : kFixtures) {
-    const std::string name = f.file;
+    const std::string name = display_name(f);
     CAPTURE(name);
     auto model = f.load();
     const int vocab = model->n_vocab();
@@ -143,11 +178,11 @@ TEST_CASE("synthetic models match llama.cpp's reference logits and greedy ids") 
 TEST_CASE("synthetic models agree with the reference forward pass on other prompts") {
   std::mt19937 rng(7);
   for (const Fixture& f : kFixtures) {
-    const std::string name = f.file;
+    const std::string name = display_name(f);
     CAPTURE(name);
     auto model = f.load();
     const auto file = kiln::GgufFile::open(f.default_gguf);
-    kiln::test::ReferenceModel ref(file);
+    kiln::test::ReferenceModel ref(file, f.f16_kv);
     std::vector<int32_t> ids = {1};
     for (int i = 0; i < 40; ++i) ids.push_back(std::uniform_int_distribution<int32_t>(3, model->n_vocab() - 1)(rng));
     const std::vector<float> got = all_logits(*model, ids);
@@ -173,6 +208,29 @@ TEST_CASE("synthetic models agree with the reference forward pass on other promp
       CHECK(worst <= 1.0f);
     } else {
       CHECK(worst <= 2e-3f);
+    }
+  }
+}
+
+TEST_CASE("with an F16 KV cache, batched ingestion is bit-identical to token by token, whatever the threads") {
+  std::mt19937 rng(11);
+  for (const Fixture& f : kFixtures) {
+    if (!f.f16_kv) continue;
+    const std::string name = display_name(f);
+    CAPTURE(name);
+    auto model = f.load();
+    std::vector<int32_t> ids = {1};
+    for (int i = 0; i < 150; ++i) ids.push_back(std::uniform_int_distribution<int32_t>(3, model->n_vocab() - 1)(rng));
+    model->set_threads(1);
+    const std::vector<float> one_by_one = all_logits(*model, ids, 1);
+    for (int threads : {1, 2, 3}) {
+      model->set_threads(threads);
+      for (int chunk : {7, model->max_batch()}) {
+        CAPTURE(threads);
+        CAPTURE(chunk);
+        const std::vector<float> batched = all_logits(*model, ids, chunk);
+        CHECK(std::memcmp(batched.data(), one_by_one.data(), batched.size() * sizeof(float)) == 0);
+      }
     }
   }
 }

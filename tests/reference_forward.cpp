@@ -48,18 +48,29 @@ std::vector<float> rmsnorm(const std::vector<float>& x, const Matrix& norm, floa
   return out;
 }
 
-// Adjacent-pair rotation of each head's first n_rot dimensions.
-void rope(std::vector<float>& v, int n_heads, int head_dim, int n_rot, float base, int pos) {
-  for (int h = 0; h < n_heads; ++h)
-    for (int i = 0; i < n_rot / 2; ++i) {
-      const double angle = pos * std::pow(double(base), -2.0 * i / n_rot);
+void add(std::vector<float>& x, const Matrix& bias) {
+  for (size_t i = 0; i < x.size(); ++i) x[i] += bias.values[i];
+}
+
+// Rotation of each head's first n_rot dimensions: adjacent pairs (llama) or
+// halves (NEOX, qwen2); pair i turns by pos * scale * base^(-2i/n_rot) / factor[i].
+void rope(std::vector<float>& v, int n_heads, const Hyperparams& h, const std::vector<float>& factors, int pos) {
+  for (int head = 0; head < n_heads; ++head)
+    for (int i = 0; i < h.n_rot / 2; ++i) {
+      const double factor = factors.empty() ? 1.0 : factors[i];
+      const double angle = pos * double(h.rope_freq_scale) * std::pow(double(h.rope_base), -2.0 * i / h.n_rot) / factor;
       const double c = std::cos(angle), s = std::sin(angle);
-      float& a = v[size_t(h) * head_dim + 2 * i];
-      float& b = v[size_t(h) * head_dim + 2 * i + 1];
+      const size_t first = h.rope_neox ? i : 2 * i, second = h.rope_neox ? i + h.n_rot / 2 : 2 * i + 1;
+      float& a = v[size_t(head) * h.head_dim + first];
+      float& b = v[size_t(head) * h.head_dim + second];
       const double a0 = a, b0 = b;
       a = static_cast<float>(a0 * c - b0 * s);
       b = static_cast<float>(a0 * s + b0 * c);
     }
+}
+
+void round_to_f16(std::vector<float>& x) {
+  for (float& v : x) v = kernels::fp16_to_fp32(kernels::fp32_to_fp16(v));
 }
 
 }  // namespace
@@ -74,18 +85,20 @@ Matrix ReferenceModel::matrix(const GgufFile& file, const std::string& name) con
   return out;
 }
 
-ReferenceModel::ReferenceModel(const GgufFile& file) : desc_(describe_model(file)) {
+ReferenceModel::ReferenceModel(const GgufFile& file, bool f16_kv) : desc_(describe_model(file)), f16_kv_(f16_kv) {
   const Hyperparams& h = desc_.hp;
   token_embd_ = matrix(file, "token_embd.weight");
   output_norm_ = matrix(file, "output_norm.weight");
   output_ = h.tied_output ? token_embd_ : matrix(file, "output.weight");
+  if (h.rope_freqs) rope_factors_ = matrix(file, "rope_freqs.weight").values;
   for (int l = 0; l < h.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
+    auto bias = [&](const char* name) { return h.qkv_bias ? matrix(file, b + name) : Matrix{}; };
     layers_.push_back({matrix(file, b + "attn_norm.weight"), matrix(file, b + "attn_q.weight"),
-                       matrix(file, b + "attn_k.weight"), matrix(file, b + "attn_v.weight"),
-                       matrix(file, b + "attn_output.weight"), matrix(file, b + "ffn_norm.weight"),
-                       matrix(file, b + "ffn_gate.weight"), matrix(file, b + "ffn_up.weight"),
-                       matrix(file, b + "ffn_down.weight")});
+                       matrix(file, b + "attn_k.weight"), matrix(file, b + "attn_v.weight"), bias("attn_q.bias"),
+                       bias("attn_k.bias"), bias("attn_v.bias"), matrix(file, b + "attn_output.weight"),
+                       matrix(file, b + "ffn_norm.weight"), matrix(file, b + "ffn_gate.weight"),
+                       matrix(file, b + "ffn_up.weight"), matrix(file, b + "ffn_down.weight")});
   }
 }
 
@@ -104,8 +117,17 @@ std::vector<float> ReferenceModel::step(int32_t token) {
     const Layer& w = layers_[l];
     std::vector<float> xn = rmsnorm(x, w.attn_norm, h.rms_eps);
     std::vector<float> q = matvec(w.wq, xn, q_dim), k = matvec(w.wk, xn, kv_dim), v = matvec(w.wv, xn, kv_dim);
-    rope(q, h.n_head, hd, h.n_rot, h.rope_base, pos_);
-    rope(k, h.n_head_kv, hd, h.n_rot, h.rope_base, pos_);
+    if (h.qkv_bias) {
+      add(q, w.bq);
+      add(k, w.bk);
+      add(v, w.bv);
+    }
+    rope(q, h.n_head, h, rope_factors_, pos_);
+    rope(k, h.n_head_kv, h, rope_factors_, pos_);
+    if (f16_kv_) {
+      round_to_f16(k);
+      round_to_f16(v);
+    }
     float* k_layer = &k_cache_[size_t(l) * ctx * kv_dim];
     float* v_layer = &v_cache_[size_t(l) * ctx * kv_dim];
     std::copy(k.begin(), k.end(), k_layer + size_t(pos_) * kv_dim);

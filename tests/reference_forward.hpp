@@ -22,7 +22,9 @@ struct Matrix {
 
 class ReferenceModel {
  public:
-  explicit ReferenceModel(const GgufFile& file);
+  // f16_kv: keys and values are rounded to F16 when cached (after RoPE), as
+  // a model compiled with an F16 KV cache (and llama.cpp by default) does.
+  explicit ReferenceModel(const GgufFile& file, bool f16_kv = false);
 
   // Runs one token at the next position and returns its logits.
   std::vector<float> step(int32_t token);
@@ -33,11 +35,13 @@ class ReferenceModel {
   Matrix matrix(const GgufFile& file, const std::string& name) const;
 
   struct Layer {
-    Matrix attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up, w_down;
+    Matrix attn_norm, wq, wk, wv, bq, bk, bv, wo, ffn_norm, w_gate, w_up, w_down;  // bq/bk/bv: qwen2 only
   };
   ModelDesc desc_;
   Matrix token_embd_, output_norm_, output_;
+  std::vector<float> rope_factors_;  // Llama 3.1 frequency factors, when the model has them
   std::vector<Layer> layers_;
+  bool f16_kv_;
   std::vector<float> k_cache_, v_cache_;  // [layer][pos][kv_dim]
   int pos_ = 0;
 };

@@ -38,11 +38,15 @@ struct TempFile {
 
 }  // namespace
 
-ProcessResult run_process(const std::vector<std::string>& argv) {
-  // Output goes to files, not pipes, so a chatty child can never block.
-  TempFile out, err;
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& stdin_text) {
+  // Input and output go through files, not pipes, so a chatty child can never block.
+  TempFile in, out, err;
+  if (write(in.fd, stdin_text.data(), stdin_text.size()) != static_cast<ssize_t>(stdin_text.size()) ||
+      lseek(in.fd, 0, SEEK_SET) != 0)
+    throw std::runtime_error("cannot write the child's input");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in.fd, 0);
   posix_spawn_file_actions_adddup2(&actions, out.fd, 1);
   posix_spawn_file_actions_adddup2(&actions, err.fd, 2);
   std::vector<char*> args;

@@ -12,6 +12,7 @@ struct ProcessResult {
   std::string err;
 };
 
-ProcessResult run_process(const std::vector<std::string>& argv);
+// Runs argv[0] (a path) with `stdin_text` as its standard input.
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& stdin_text = "");
 
 }  // namespace kiln::test

@@ -120,3 +120,13 @@ TEST_CASE("codegen emits one block-types struct per distinct layer type set, and
   CHECK(src.header.find("kDefaultGguf = \"/m.gguf\"") != std::string::npos);
   CHECK(kiln::codegen::identifier("3b.q4") == "m_3b_q4");
 }
+
+TEST_CASE("codegen emits the KV cache type: F16 unless F32 is asked for") {
+  const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny())));
+  const char* kv = "static constexpr kiln::TensorType kv_type = kiln::TensorType::";
+  const auto f16 = kiln::codegen::emit_model(d, {.name = "m", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32});
+  CHECK(f16.model.find(std::string(kv) + "F16;") != std::string::npos);
+  const auto f32 = kiln::codegen::emit_model(
+      d, {.name = "m", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32, .kv_type = kiln::TensorType::F32});
+  CHECK(f32.model.find(std::string(kv) + "F32;") != std::string::npos);
+}

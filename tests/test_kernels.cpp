@@ -14,6 +14,7 @@
 #include "kernels/activation.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/fp16.hpp"
+#include "kernels/kv_cache.hpp"
 #include "kernels/norm.hpp"
 #include "kernels/quant.hpp"
 #include "kernels/reference.hpp"
@@ -236,8 +237,9 @@ TEST_CASE("rope_inv_freq") {
   CHECK(inv_freq[3] == doctest::Approx(0.001).epsilon(1e-6));
 }
 
-template <int NHeads, int HeadDim, int RotDim>
+template <RopeStyle Style, int NHeads, int HeadDim, int RotDim>
 void check_rope(int pos0) {
+  CAPTURE(Style == RopeStyle::Neox);
   CAPTURE(NHeads);
   CAPTURE(HeadDim);
   CAPTURE(RotDim);
@@ -248,69 +250,87 @@ void check_rope(int pos0) {
   const std::vector<float> x = random_floats(kMaxBatch * kDim, kDim + pos0);
 
   std::vector<float> out = x;
-  rope_adjacent<NHeads, HeadDim, RotDim>(out.data(), kMaxBatch, pos0, inv_freq.data());
+  rope<Style, NHeads, HeadDim, RotDim>(out.data(), kMaxBatch, pos0, inv_freq.data());
 
   // cosf/sinf are within an ulp or so; each output adds two products.
   std::vector<float> expected = x;
-  ref_rope_adjacent(expected.data(), kMaxBatch, NHeads, HeadDim, RotDim, pos0, inv_freq.data());
+  ref_rope(Style, expected.data(), kMaxBatch, NHeads, HeadDim, RotDim, pos0, inv_freq.data());
   std::vector<double> tolerance(x.size(), 0.0);  // unrotated dimensions stay exact
   for (int t = 0; t < kMaxBatch; ++t)
     for (int h = 0; h < NHeads; ++h)
-      for (int i = 0; i < RotDim; i += 2) {
-        const int at = t * kDim + h * HeadDim + i;
-        const double magnitude = std::fabs(x[at]) + std::fabs(x[at + 1]);
-        tolerance[at] = tolerance[at + 1] = 6 * kUnitRoundoff * magnitude;
+      for (int i = 0; i < RotDim / 2; ++i) {
+        const int a = t * kDim + h * HeadDim + rope_first(Style, i);
+        const int b = t * kDim + h * HeadDim + rope_second(Style, i, RotDim / 2);
+        const double magnitude = std::fabs(x[a]) + std::fabs(x[b]);
+        tolerance[a] = tolerance[b] = 6 * kUnitRoundoff * magnitude;
       }
   expect_close(out, expected, tolerance);
 
   for (int threads = 1; threads <= 3; ++threads) {
     std::vector<float> again = x;
     in_parallel(threads, [&] {
-      rope_adjacent<NHeads, HeadDim, RotDim, Sync::NoWait>(again.data(), kMaxBatch, pos0, inv_freq.data());
+      rope<Style, NHeads, HeadDim, RotDim, Sync::NoWait>(again.data(), kMaxBatch, pos0, inv_freq.data());
     });
     expect_same_bits(again, out);
   }
   for (int t = 0; t < kMaxBatch; ++t) {
     std::vector<float> single(x.begin() + t * kDim, x.begin() + (t + 1) * kDim);
-    rope_adjacent<NHeads, HeadDim, RotDim>(single.data(), 1, pos0 + t, inv_freq.data());
+    rope<Style, NHeads, HeadDim, RotDim>(single.data(), 1, pos0 + t, inv_freq.data());
     expect_same_bits(single.data(), out.data() + t * kDim, kDim);
   }
 }
 
-TEST_CASE("rope_adjacent") {
+TEST_CASE("rope, adjacent pairs and halves") {
   for (int pos0 : {0, 1000}) {
-    check_rope<3, 16, 16>(pos0);
-    check_rope<2, 12, 6>(pos0);  // partial rotation: dims 6..11 untouched
+    check_rope<RopeStyle::Adjacent, 3, 16, 16>(pos0);
+    check_rope<RopeStyle::Adjacent, 2, 12, 6>(pos0);  // partial rotation: dims 6..11 untouched
+    check_rope<RopeStyle::Neox, 3, 16, 16>(pos0);
+    check_rope<RopeStyle::Neox, 2, 12, 6>(pos0);
   }
 }
 
 // ---------------------------------------------------------------------------
 // attention
 
-template <int NHead, int NHeadKV, int HeadDim>
+// A random cache of n elements of type T, and its elements as floats.
+template <TensorType T>
+std::vector<CacheValue<T>> random_cache(size_t n, uint32_t seed, float lo, float hi) {
+  const std::vector<float> values = random_floats(n, seed, lo, hi);
+  std::vector<CacheValue<T>> cache(n);
+  quantize_row(T, values.data(), cache.data(), static_cast<int64_t>(n));
+  return cache;
+}
+
+template <int NHead, int NHeadKV, int HeadDim, TensorType KvType>
 void check_attention(int pos0) {
   CAPTURE(NHead);
   CAPTURE(NHeadKV);
   CAPTURE(HeadDim);
+  CAPTURE(KvType == TensorType::F16);
   CAPTURE(pos0);
   constexpr int kQDim = NHead * HeadDim;
   constexpr int kKVDim = NHeadKV * HeadDim;
   const int n_pos = pos0 + kMaxBatch;
   const std::vector<float> q = random_floats(kMaxBatch * kQDim, 1, -2.0f, 2.0f);
-  const std::vector<float> k = random_floats(n_pos * kKVDim, 2, -2.0f, 2.0f);
-  const std::vector<float> v = random_floats(n_pos * kKVDim, 3);
+  const auto k = random_cache<KvType>(n_pos * kKVDim, 2, -2.0f, 2.0f);
+  const auto v = random_cache<KvType>(n_pos * kKVDim, 3, -1.0f, 1.0f);
   const int stride = n_pos;
   std::vector<float> scores(3 * stride);
+  auto run = [&](int first, int n, float* out) {
+    attention<NHead, NHeadKV, HeadDim, KvType>(q.data() + first * kQDim, k.data(), v.data(), out, n, pos0 + first,
+                                               scores.data(), stride);
+  };
 
   std::vector<float> out(q.size());
-  attention<NHead, NHeadKV, HeadDim>(q.data(), k.data(), v.data(), out.data(), kMaxBatch, pos0, scores.data(), stride);
+  run(0, kMaxBatch, out.data());
 
   // A score's error (about HeadDim roundings of |q|.|k| <= 4 * HeadDim) is an
   // absolute error of the exponent, i.e. a relative error of its softmax
   // weight; the weights' normalisation and the weighted sum of values
-  // (|v| <= 1) add about n_pos more roundings.
+  // (|v| <= 1) add about n_pos more roundings. The reference reads the same
+  // cache elements, so an F16 cache adds no error of its own here.
   std::vector<float> expected(q.size());
-  ref_attention(q.data(), k.data(), v.data(), expected.data(), kMaxBatch, pos0, NHead, NHeadKV, HeadDim);
+  ref_attention(KvType, q.data(), k.data(), v.data(), expected.data(), kMaxBatch, pos0, NHead, NHeadKV, HeadDim);
   const double score_error = (HeadDim + 4) * kUnitRoundoff * 4 * HeadDim / std::sqrt(HeadDim);
   std::vector<double> tolerance(q.size());
   for (int t = 0; t < kMaxBatch; ++t)
@@ -319,25 +339,49 @@ void check_attention(int pos0) {
 
   for (int threads = 1; threads <= 3; ++threads) {
     std::vector<float> again(q.size());
-    in_parallel(threads, [&] {
-      attention<NHead, NHeadKV, HeadDim>(q.data(), k.data(), v.data(), again.data(), kMaxBatch, pos0, scores.data(),
-                                         stride);
-    });
+    in_parallel(threads, [&] { run(0, kMaxBatch, again.data()); });
     expect_same_bits(again, out);
   }
-  for (int t = 0; t < kMaxBatch; ++t) {
-    std::vector<float> single(kQDim);
-    attention<NHead, NHeadKV, HeadDim>(q.data() + t * kQDim, k.data(), v.data(), single.data(), 1, pos0 + t,
-                                       scores.data(), stride);
-    expect_same_bits(single.data(), out.data() + t * kQDim, kQDim);
+  // The same queries in batches of any size give the same bits.
+  for (int batch = 1; batch < kMaxBatch; ++batch) {
+    CAPTURE(batch);
+    std::vector<float> chunked(q.size());
+    for (int first = 0; first < kMaxBatch; first += batch)
+      run(first, std::min(batch, kMaxBatch - first), chunked.data() + first * kQDim);
+    expect_same_bits(chunked, out);
   }
 }
 
-TEST_CASE("attention") {
-  for (int pos0 : {0, 5}) {
-    check_attention<4, 2, 16>(pos0);  // grouped-query: 2 query heads per kv head
-    check_attention<3, 3, 8>(pos0);
-    check_attention<2, 1, 12>(pos0);  // head size not a multiple of the SIMD width
+template <TensorType KvType>
+void check_attention_shapes() {
+  for (int pos0 : {0, 5, 38}) {
+    check_attention<4, 2, 16, KvType>(pos0);  // grouped-query: 2 query heads per kv head
+    check_attention<3, 3, 8, KvType>(pos0);
+    check_attention<2, 1, 12, KvType>(pos0);  // head size not a multiple of the SIMD width
+    check_attention<3, 1, 13, KvType>(pos0);  // odd head size
+  }
+}
+
+TEST_CASE("attention, F32 cache") { check_attention_shapes<TensorType::F32>(); }
+TEST_CASE("attention, F16 cache") { check_attention_shapes<TensorType::F16>(); }
+
+TEST_CASE("store_kv copies F32 and rounds F16 like fp32_to_fp16, whatever the batch or threads") {
+  constexpr int kDim = 37;  // not a multiple of the SIMD width
+  const std::vector<float> k = random_floats(kMaxBatch * kDim, 21, -70000.0f, 70000.0f);  // beyond F16's range too
+  const std::vector<float> v = random_floats(kMaxBatch * kDim, 22, -1e-6f, 1e-6f);        // F16 subnormals
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<uint16_t> k16(k.size()), v16(v.size());
+    std::vector<float> k32(k.size()), v32(v.size());
+    in_parallel(threads, [&] {
+      store_kv<TensorType::F16, kDim>(k.data(), v.data(), k16.data(), v16.data(), kMaxBatch);
+      store_kv<TensorType::F32, kDim>(k.data(), v.data(), k32.data(), v32.data(), kMaxBatch);
+    });
+    for (size_t i = 0; i < k.size(); ++i) {
+      CHECK(k16[i] == fp32_to_fp16_portable(k[i]));
+      CHECK(v16[i] == fp32_to_fp16_portable(v[i]));
+    }
+    expect_same_bits(k32, k);
+    expect_same_bits(v32, v);
   }
 }
 
@@ -358,6 +402,18 @@ TEST_CASE("swiglu") {
     std::vector<float> out = gate;
     in_parallel(threads, [&] { swiglu<kN>(out.data(), up.data(), kMaxBatch); });
     expect_close(out, expected, tolerance);
+  }
+}
+
+TEST_CASE("add_bias adds the same vector to every token, exactly") {
+  constexpr int kN = 37;
+  const std::vector<float> x = random_floats(kMaxBatch * kN, 13);
+  const std::vector<float> bias = random_floats(kN, 14);
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<float> out = x;
+    in_parallel(threads, [&] { add_bias<kN>(out.data(), bias.data(), kMaxBatch); });
+    for (int t = 0; t < kMaxBatch; ++t)
+      for (int i = 0; i < kN; ++i) CHECK(out[t * kN + i] == x[t * kN + i] + bias[i]);
   }
 }
 

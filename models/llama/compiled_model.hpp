@@ -8,7 +8,6 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <type_traits>
 
 #include "engine/gguf.hpp"
 #include "engine/model_fingerprint.hpp"
@@ -23,9 +22,6 @@ using ForwardFn = void (*)(State<C>&, const Weights<C>&, const int32_t* tokens, 
 
 template <class C, ForwardFn<C> Forward>
 class CompiledModel final : public kiln::Model {
-  static_assert(!C::rope_neox && !C::qkv_bias && !C::rope_freqs && C::rope_freq_scale == 1.0f,
-                "NEOX RoPE, Q/K/V biases and RoPE scaling are not implemented in the forward pass yet");
-
  public:
   CompiledModel(const ModelDesc& compiled, const std::string& path)
       : desc_(compiled), file_(GgufFile::open(path)), tokenizer_(Tokenizer::from_gguf(file_)) {
@@ -37,7 +33,7 @@ class CompiledModel final : public kiln::Model {
     bind_weights();
     fingerprint_ = model_fingerprint(desc_, file_);
     state_.reset(new State<C>);  // default-initialized: cache pages are touched only when used
-    kernels::rope_inv_freq(C::rope_base, C::n_rot, state_->rope_inv_freq);
+    set_rope_frequencies();
   }
 
   const ModelDesc& desc() const override { return desc_; }
@@ -61,8 +57,12 @@ class CompiledModel final : public kiln::Model {
     Forward(*state_, weights_, tokens, n, pos, which, logits, threads_);
   }
 
+  // The element type is the build's choice (Config::kv_type); saved states
+  // record it, so a state written by an F32-cache binary is refused by an
+  // F16-cache one of the same model, and the other way round.
   KvLayout kv_layout() const override {
-    return {C::n_layer, State<C>::kv_dim, kv_type_name(), static_cast<int>(sizeof(KvValue))};
+    return {C::n_layer, State<C>::kv_dim, std::string(traits_of(C::kv_type).name),
+            static_cast<int>(sizeof(typename State<C>::KvValue))};
   }
 
   void read_kv(int first_pos, int n_pos, uint8_t* out) const override {
@@ -86,14 +86,7 @@ class CompiledModel final : public kiln::Model {
   }
 
  private:
-  // The cache's element type is whatever State declares; saved states name it.
-  using KvValue = std::remove_all_extents_t<decltype(State<C>::k_cache)>;
   static constexpr size_t kKvRowBytes = sizeof(State<C>::k_cache[0][0]);
-
-  static const char* kv_type_name() {
-    static_assert(std::is_same_v<KvValue, float>, "name the new KV cache element type here");
-    return "f32";
-  }
 
   static void check_kv_range(int first_pos, int n_pos) {
     if (first_pos < 0 || n_pos < 0 || first_pos > C::n_ctx || n_pos > C::n_ctx - first_pos)
@@ -116,11 +109,34 @@ class CompiledModel final : public kiln::Model {
       w.attn_q = data(b + "attn_q.weight");
       w.attn_k = data(b + "attn_k.weight");
       w.attn_v = data(b + "attn_v.weight");
+      if constexpr (C::qkv_bias) {
+        w.attn_q_bias = floats(b + "attn_q.bias");
+        w.attn_k_bias = floats(b + "attn_k.bias");
+        w.attn_v_bias = floats(b + "attn_v.bias");
+      }
       w.attn_output = data(b + "attn_output.weight");
       w.ffn_norm = floats(b + "ffn_norm.weight");
       w.ffn_gate = data(b + "ffn_gate.weight");
       w.ffn_up = data(b + "ffn_up.weight");
       w.ffn_down = data(b + "ffn_down.weight");
+    }
+  }
+
+  // Each rotated pair's angle per position: base^(-2i/n_rot), times the linear
+  // scaling factor, divided by the pair's Llama 3.1 frequency factor if any.
+  // Folding them in here leaves the RoPE kernel one multiply per angle.
+  void set_rope_frequencies() {
+    float* inv_freq = state_->rope_inv_freq;
+    kernels::rope_inv_freq(C::rope_base, C::n_rot, inv_freq);
+    for (int i = 0; i < C::n_rot / 2; ++i) {
+      inv_freq[i] *= C::rope_freq_scale;
+      if constexpr (C::rope_freqs) {
+        const float factor = floats("rope_freqs.weight")[i];
+        if (!(factor > 0.0f && factor < 1e30f))
+          throw Error(file_.path() + ": rope_freqs.weight[" + std::to_string(i) + "] is " + std::to_string(factor) +
+                      ", a frequency factor must be positive");
+        inv_freq[i] /= factor;
+      }
     }
   }
 

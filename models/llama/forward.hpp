@@ -15,6 +15,7 @@
 #include "engine/model.hpp"
 #include "kernels/activation.hpp"
 #include "kernels/attention.hpp"
+#include "kernels/kv_cache.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/norm.hpp"
 #include "kernels/q8_activations.hpp"
@@ -31,6 +32,9 @@ struct LayerWeights {
   const void* attn_q;
   const void* attn_k;
   const void* attn_v;
+  const float* attn_q_bias;  // only when Config::qkv_bias (qwen2)
+  const float* attn_k_bias;
+  const float* attn_v_bias;
   const void* attn_output;
   const float* ffn_norm;
   const void* ffn_gate;
@@ -54,6 +58,7 @@ struct State {
   static constexpr int kv_dim = C::n_head_kv * C::head_dim;
   // The widest matmul input, in whole Q8 blocks.
   static constexpr int q8_cols = (std::max({C::n_embd, q_dim, C::n_ff}) + 31) / 32 * 32;
+  using KvValue = kernels::CacheValue<C::kv_type>;  // the cache's element type, chosen at build time
 
   alignas(64) float x[C::max_batch][C::n_embd];   // residual stream
   alignas(64) float xn[C::max_batch][C::n_embd];  // normalized block input
@@ -65,8 +70,11 @@ struct State {
   // ([n][cols] packed for whichever input width is current).
   alignas(64) int8_t q8[C::max_batch * q8_cols];
   alignas(64) float q8_scale[C::max_batch * q8_cols / 32];
-  alignas(64) float k_cache[C::n_layer][C::n_ctx][kv_dim];
-  alignas(64) float v_cache[C::n_layer][C::n_ctx][kv_dim];
+  // This batch's keys and values in float, until RoPE is applied and they are stored in the cache.
+  alignas(64) float k_new[C::max_batch][kv_dim];
+  alignas(64) float v_new[C::max_batch][kv_dim];
+  alignas(64) KvValue k_cache[C::n_layer][C::n_ctx][kv_dim];
+  alignas(64) KvValue v_cache[C::n_layer][C::n_ctx][kv_dim];
   alignas(64) float scores[kMaxThreads][C::n_ctx];  // attention scratch, one row per thread
   float rope_inv_freq[C::n_rot / 2];
 
@@ -107,8 +115,8 @@ void layer(State<C>& s, const LayerWeights& w, int l, int n, int pos) {
   using kernels::Store, kernels::Sync;
   constexpr int E = C::n_embd, Q = State<C>::q_dim, KV = State<C>::kv_dim, FF = C::n_ff;
   float* x = &s.x[0][0];
-  float* k = &s.k_cache[l][pos][0];  // this batch's keys and values go straight into the cache
-  float* v = &s.v_cache[l][pos][0];
+  float* k = &s.k_new[0][0];
+  float* v = &s.v_new[0][0];
 
   // Attention. Q, K and V read the same input and write separate outputs, so
   // only the last waits for the others.
@@ -116,10 +124,18 @@ void layer(State<C>& s, const LayerWeights& w, int l, int n, int pos) {
   kernels::matmul<T::attn_q, Q, E, Store::Replace, Sync::NoWait>(w.attn_q, attn_in, &s.q[0][0], n);
   kernels::matmul<T::attn_k, KV, E, Store::Replace, Sync::NoWait>(w.attn_k, attn_in, k, n);
   kernels::matmul<T::attn_v, KV, E>(w.attn_v, attn_in, v, n);
-  kernels::rope_adjacent<C::n_head, C::head_dim, C::n_rot, Sync::NoWait>(&s.q[0][0], n, pos, s.rope_inv_freq);
-  kernels::rope_adjacent<C::n_head_kv, C::head_dim, C::n_rot>(k, n, pos, s.rope_inv_freq);
-  kernels::attention<C::n_head, C::n_head_kv, C::head_dim>(&s.q[0][0], &s.k_cache[l][0][0], &s.v_cache[l][0][0],
-                                                           &s.att[0][0], n, pos, &s.scores[0][0], C::n_ctx);
+  if constexpr (C::qkv_bias) {
+    kernels::add_bias<Q>(&s.q[0][0], w.attn_q_bias, n);
+    kernels::add_bias<KV>(k, w.attn_k_bias, n);
+    kernels::add_bias<KV>(v, w.attn_v_bias, n);
+  }
+  constexpr auto kRope = C::rope_neox ? kernels::RopeStyle::Neox : kernels::RopeStyle::Adjacent;
+  kernels::rope<kRope, C::n_head, C::head_dim, C::n_rot, Sync::NoWait>(&s.q[0][0], n, pos, s.rope_inv_freq);
+  kernels::rope<kRope, C::n_head_kv, C::head_dim, C::n_rot>(k, n, pos, s.rope_inv_freq);
+  // Rounded to the cache type only now, after RoPE (as llama.cpp does).
+  kernels::store_kv<C::kv_type, KV>(k, v, &s.k_cache[l][pos][0], &s.v_cache[l][pos][0], n);
+  kernels::attention<C::n_head, C::n_head_kv, C::head_dim, C::kv_type>(
+      &s.q[0][0], &s.k_cache[l][0][0], &s.v_cache[l][0][0], &s.att[0][0], n, pos, &s.scores[0][0], C::n_ctx);
   if constexpr (kernels::reads_q8(T::attn_output)) kernels::quantize_q8<Q>(&s.att[0][0], n, s.q8_out(0, Q));
   kernels::matmul<T::attn_output, E, Q, Store::Add>(w.attn_output, s.input(&s.att[0][0], 0, Q), x, n);
 

@@ -1,0 +1,31 @@
+// Checking a compiled model against the plain reference forward pass
+// (tests/reference_forward.hpp), shared by the end-to-end suites.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/gguf.hpp"
+#include "engine/model.hpp"
+
+namespace kiln::test {
+
+// Logits of every position of `ids` from position 0, `chunk` tokens per forward call.
+std::vector<float> all_logits(Model& model, const std::vector<int32_t>& ids, int chunk);
+
+struct ReferenceAgreement {
+  float worst = 0;       // largest |logit difference| over all positions
+  size_t close = 0;      // positions whose logits all agree within 2e-3
+  size_t positions = 0;
+};
+
+// Runs `ids` through `model` in one batch and through the reference (which
+// rounds K/V to F16 when the model's cache is F16).
+ReferenceAgreement compare_with_reference(Model& model, const GgufFile& file, const std::vector<int32_t>& ids);
+
+// compare_with_reference, then doctest checks: every logit within 2e-3; or,
+// for models whose Q8_0/Q4_0 weights round activations to 8 bits, at least
+// half the positions within 2e-3 and all within 1.0 (see the comment inside).
+void check_against_reference(Model& model, const GgufFile& file, const std::vector<int32_t>& ids);
+
+}  // namespace kiln::test
