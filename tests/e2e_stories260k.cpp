@@ -13,6 +13,7 @@
 #include "codegen/synth.hpp"
 #include "engine/session.hpp"
 #include "stories260K.hpp"
+#include "tests/reference_check.hpp"
 #include "tests/reference_forward.hpp"
 #include "tests/run_process.hpp"
 
@@ -71,15 +72,8 @@ std::vector<ReferenceRun> reference_runs() {
   return runs;
 }
 
-// Logits of every position of `ids`, ingested `chunk` tokens per forward call.
 std::vector<float> all_logits(const std::vector<int32_t>& ids, int chunk) {
-  kiln::Model& m = model();
-  std::vector<float> out(ids.size() * size_t(m.n_vocab()));
-  for (size_t pos = 0; pos < ids.size(); pos += size_t(chunk)) {
-    const int n = static_cast<int>(std::min(ids.size() - pos, size_t(chunk)));
-    m.forward(ids.data() + pos, n, static_cast<int>(pos), kiln::Logits::All, out.data() + pos * size_t(m.n_vocab()));
-  }
-  return out;
+  return kiln::test::all_logits(model(), ids, chunk);
 }
 
 int argmax(const float* v, int n) { return static_cast<int>(std::max_element(v, v + n) - v); }
