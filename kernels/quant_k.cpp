@@ -76,20 +76,20 @@ void pack_low_nibbles(const uint8_t (&codes)[kSuperBlockElems], uint8_t (&qs)[kS
     qs[j / 64 * 32 + j % 32] |= static_cast<uint8_t>((codes[j] & 0x0f) << (j / 32 % 2 * 4));
 }
 
-void quantize_block_q4_k(const float* x, BlockQ4_K& out) {
-  const AffineSuperBlock q = quantize_affine(x, 15);
+// The fields Q4_K and Q5_K share: scales, mins and the low 4 bits of each code.
+template <class Block>
+void store_affine(const AffineSuperBlock& q, Block& out) {
   out.d = q.d;
   out.dmin = q.dmin;
   std::memcpy(out.scales, q.scales, sizeof out.scales);
   pack_low_nibbles(q.codes, out.qs);
 }
 
+void quantize_block_q4_k(const float* x, BlockQ4_K& out) { store_affine(quantize_affine(x, 15), out); }
+
 void quantize_block_q5_k(const float* x, BlockQ5_K& out) {
   const AffineSuperBlock q = quantize_affine(x, 31);
-  out.d = q.d;
-  out.dmin = q.dmin;
-  std::memcpy(out.scales, q.scales, sizeof out.scales);
-  pack_low_nibbles(q.codes, out.qs);
+  store_affine(q, out);
   std::memset(out.qh, 0, sizeof out.qh);
   for (int j = 0; j < kSuperBlockElems; ++j) out.qh[j % 32] |= static_cast<uint8_t>((q.codes[j] >> 4) << (j / 32));
 }

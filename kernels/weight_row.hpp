@@ -22,6 +22,13 @@ template <TensorType T>
 struct WeightRow;
 
 // Fallback for load(): fills the lanes one at a time with at().
+// The k-th 16-bit value of a row of half-width floats (F16 or BF16 bits).
+inline uint16_t half_bits_at(const uint8_t* row, int64_t k) {
+  uint16_t h;
+  std::memcpy(&h, row + k * sizeof(uint16_t), sizeof(uint16_t));
+  return h;
+}
+
 template <TensorType T>
 FloatVec load_by_lanes(const uint8_t* row, int64_t k) {
   alignas(FloatVec::arch_type::alignment()) float lanes[FloatVec::size];
@@ -44,11 +51,7 @@ struct WeightRow<TensorType::F32> {
 
 template <>
 struct WeightRow<TensorType::F16> {
-  static float at(const uint8_t* row, int64_t k) {
-    uint16_t h;
-    std::memcpy(&h, row + k * sizeof(uint16_t), sizeof(uint16_t));
-    return fp16_to_fp32(h);
-  }
+  static float at(const uint8_t* row, int64_t k) { return fp16_to_fp32(half_bits_at(row, k)); }
   static FloatVec load(const uint8_t* row, int64_t k) {
 #if defined(__F16C__) && defined(__AVX__)
     static_assert(FloatVec::size == 8);

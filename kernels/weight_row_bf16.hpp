@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/bf16.hpp"
 #include "kernels/weight_row.hpp"
@@ -11,11 +10,7 @@ namespace kiln::kernels {
 
 template <>
 struct WeightRow<TensorType::BF16> {
-  static float at(const uint8_t* row, int64_t k) {
-    uint16_t h;
-    std::memcpy(&h, row + k * sizeof(uint16_t), sizeof(uint16_t));
-    return bf16_to_fp32(h);
-  }
+  static float at(const uint8_t* row, int64_t k) { return bf16_to_fp32(half_bits_at(row, k)); }
   static FloatVec load(const uint8_t* row, int64_t k) {
 #if defined(__AVX2__)
     static_assert(FloatVec::size == 8);
