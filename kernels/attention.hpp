@@ -5,6 +5,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -21,23 +22,36 @@ namespace kiln::kernels {
 namespace detail {
 
 // out = sum_j weights[j] * v_j over j < n, v_j = v + j * stride (N elements
-// of type T each). Every output element is one FMA chain in order of j, kept
-// in registers across positions.
+// of type T each). Each output vector is accumulated in kChains FMA chains
+// (position j feeds chain j % kChains; the chains are added in order at the
+// end), so that a small head (HeadDim 8: one vector) does not wait on one
+// FMA's latency per position. The grouping depends only on j, never on the
+// batch.
 template <TensorType T, int N>
 void weighted_sum(const float* weights, const CacheValue<T>* v, int64_t stride, int n, float* out) {
   constexpr int kLanes = static_cast<int>(FloatVec::size);
   constexpr int kVecs = N / kLanes;
   constexpr int kTail = N - kVecs * kLanes;  // elements after the whole vectors
-  FloatVec acc[kVecs];
-  float tail[kTail + 1] = {};  // (+1: never zero-sized)
-  for (auto& a : acc) a = FloatVec(0.0f);
-  for (int j = 0; j < n; ++j) {
+  constexpr int kChains = kVecs >= 4 ? 1 : 4 / std::max(kVecs, 1);
+  FloatVec acc[kChains][kVecs + 1];  // (+1: never zero-sized)
+  float tail[kTail + 1] = {};
+  for (auto& chain : acc)
+    for (auto& a : chain) a = FloatVec(0.0f);
+  auto accumulate = [&](int j, FloatVec (&chain)[kVecs + 1]) {
     const FloatVec w(weights[j]);
     const auto* vj = reinterpret_cast<const uint8_t*>(v + j * stride);
-    for (int i = 0; i < kVecs; ++i) acc[i] = xsimd::fma(w, WeightRow<T>::load(vj, i * kLanes), acc[i]);
+    for (int i = 0; i < kVecs; ++i) chain[i] = xsimd::fma(w, WeightRow<T>::load(vj, i * kLanes), chain[i]);
     for (int i = 0; i < kTail; ++i) tail[i] = std::fma(weights[j], WeightRow<T>::at(vj, kVecs * kLanes + i), tail[i]);
+  };
+  int j = 0;
+  for (; j + kChains <= n; j += kChains)
+    for (int c = 0; c < kChains; ++c) accumulate(j + c, acc[c]);
+  for (int c = 0; j < n; ++j, ++c) accumulate(j, acc[c]);
+  for (int i = 0; i < kVecs; ++i) {
+    FloatVec sum = acc[0][i];
+    for (int c = 1; c < kChains; ++c) sum += acc[c][i];
+    sum.store_unaligned(out + i * kLanes);
   }
-  for (int i = 0; i < kVecs; ++i) acc[i].store_unaligned(out + i * kLanes);
   for (int i = 0; i < kTail; ++i) out[kVecs * kLanes + i] = tail[i];
 }
 

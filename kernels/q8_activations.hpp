@@ -20,33 +20,44 @@
 namespace kiln::kernels {
 
 // Where rounded activations go: token t's Cols values as Cols / 32 blocks,
-// x[t][k] ~ d[t][k / 32] * qs[t][k] (d as float; its value is an fp16's).
+// x[t][k] ~ d[t][k / 32] * qs[t][k] (d as float; its value is an fp16's),
+// and each block's sum of qs (which Q4_0 weights need, see int8_dot.hpp).
 struct Q8Out {
   int8_t* qs;
   float* d;
+  int32_t* sum;
+
+  Q8Out at_block(int64_t block) const { return {qs + block * kQuantBlockElems, d + block, sum + block}; }
 };
 
 // The same, read-only, for the matmul.
 struct Q8In {
   const int8_t* qs;
   const float* d;
+  const int32_t* sum;
+
+  Q8In at_block(int64_t block) const { return {qs + block * kQuantBlockElems, d + block, sum + block}; }
 };
 
 // Rounds one block of 32 floats.
-inline void quantize_block_q8(const float* x, int8_t* qs, float* d) {
+inline void quantize_block_q8(const float* x, Q8Out out) {
   float amax = 0.0f;
   for (int j = 0; j < kQuantBlockElems; ++j) amax = std::max(amax, std::fabs(x[j]));
-  *d = fp16_to_fp32(fp32_to_fp16(amax / 127.0f));
+  *out.d = fp16_to_fp32(fp32_to_fp16(amax / 127.0f));
   const float inv_d = amax != 0.0f ? 127.0f / amax : 0.0f;
-  for (int j = 0; j < kQuantBlockElems; ++j) qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * inv_d));
+  int32_t sum = 0;
+  for (int j = 0; j < kQuantBlockElems; ++j) {
+    out.qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * inv_d));
+    sum += out.qs[j];
+  }
+  *out.sum = sum;
 }
 
 // Rounds one token's Cols floats.
 template <int Cols>
-void quantize_row_q8(const float* x, int8_t* qs, float* d) {
+void quantize_row_q8(const float* x, Q8Out out) {
   static_assert(Cols % kQuantBlockElems == 0);
-  for (int b = 0; b < Cols / kQuantBlockElems; ++b)
-    quantize_block_q8(x + b * kQuantBlockElems, qs + b * kQuantBlockElems, d + b);
+  for (int b = 0; b < Cols / kQuantBlockElems; ++b) quantize_block_q8(x + b * kQuantBlockElems, out.at_block(b));
 }
 
 // out = x rounded, for [n_tokens][Cols] floats. Work-shared over blocks, so a
@@ -56,8 +67,7 @@ void quantize_q8(const float* x, int n_tokens, Q8Out out) {
   static_assert(Cols % kQuantBlockElems == 0);
   const int64_t n_blocks = static_cast<int64_t>(n_tokens) * (Cols / kQuantBlockElems);
 #pragma omp for schedule(static)
-  for (int64_t b = 0; b < n_blocks; ++b)
-    quantize_block_q8(x + b * kQuantBlockElems, out.qs + b * kQuantBlockElems, out.d + b);
+  for (int64_t b = 0; b < n_blocks; ++b) quantize_block_q8(x + b * kQuantBlockElems, out.at_block(b));
 }
 
 // rmsnorm (see norm.hpp) whose result is also rounded into q8.
@@ -67,7 +77,7 @@ void rmsnorm_q8(const float* x, const float* weight, float* out, int n_tokens, f
   for (int t = 0; t < n_tokens; ++t) {
     const int64_t at = static_cast<int64_t>(t) * N;
     rmsnorm_row<N>(x + at, weight, out + at, eps);
-    quantize_row_q8<N>(out + at, q8.qs + at, q8.d + at / kQuantBlockElems);
+    quantize_row_q8<N>(out + at, q8.at_block(at / kQuantBlockElems));
   }
 }
 
@@ -80,7 +90,7 @@ void swiglu_q8(float* gate, const float* up, int n_tokens, Q8Out q8) {
   for (int64_t b = 0; b < n_blocks; ++b) {
     const int64_t at = b * kQuantBlockElems;
     swiglu_span(gate + at, up + at, kQuantBlockElems);
-    quantize_block_q8(gate + at, q8.qs + at, q8.d + b);
+    quantize_block_q8(gate + at, q8.at_block(b));
   }
 }
 

@@ -76,6 +76,14 @@ inline std::vector<uint8_t> random_weights(TensorType t, int rows, int cols, uin
   return bytes;
 }
 
+// The bytes matmul reads for a GGUF matrix: the same, or interleaved (Q8_0, Q4_0).
+inline std::vector<uint8_t> matmul_layout(TensorType t, const std::vector<uint8_t>& gguf, int rows, int cols) {
+  if (!kernels::is_interleaved(t)) return gguf;
+  std::vector<uint8_t> out(static_cast<size_t>(kernels::interleaved_bytes(t, rows, cols)));
+  kernels::interleave_matrix(t, gguf.data(), out.data(), rows, cols);
+  return out;
+}
+
 // Random activations as the matmul for weight type T reads them: floats, or
 // rounded to Q8 blocks (kernels::reads_q8). `values` holds what the matmul
 // effectively multiplies: the floats, or the rounded values.
@@ -84,12 +92,14 @@ struct TestInput {
   std::vector<float> values;
   std::vector<int8_t> qs;
   std::vector<float> d;
+  std::vector<int32_t> sum;
 
   TestInput(int n_tokens, uint32_t seed) : values(random_floats(static_cast<size_t>(n_tokens) * Cols, seed)) {
     if constexpr (kernels::reads_q8(T)) {
       qs.resize(values.size());
       d.resize(values.size() / kernels::kQuantBlockElems);
-      kernels::quantize_q8<Cols>(values.data(), n_tokens, {qs.data(), d.data()});
+      sum.resize(d.size());
+      kernels::quantize_q8<Cols>(values.data(), n_tokens, {qs.data(), d.data(), sum.data()});
       for (size_t i = 0; i < values.size(); ++i) values[i] = d[i / kernels::kQuantBlockElems] * qs[i];
     }
   }
@@ -98,9 +108,9 @@ struct TestInput {
   kernels::MatmulInput at(int t) const {
     const size_t offset = static_cast<size_t>(t) * Cols;
     if constexpr (kernels::reads_q8(T))
-      return {values.data() + offset, {qs.data() + offset, d.data() + offset / kernels::kQuantBlockElems}};
+      return {values.data() + offset, kernels::Q8In{qs.data(), d.data(), sum.data()}.at_block(offset / kernels::kQuantBlockElems)};
     else
-      return {values.data() + offset, {nullptr, nullptr}};
+      return {values.data() + offset, {nullptr, nullptr, nullptr}};
   }
 };
 
@@ -110,7 +120,8 @@ void check_matmul() {
   CAPTURE(traits_of(T).name);
   CAPTURE(Rows);
   CAPTURE(Cols);
-  const std::vector<uint8_t> w = random_weights(T, Rows, Cols, Rows * 1000 + Cols);
+  const std::vector<uint8_t> gguf = random_weights(T, Rows, Cols, Rows * 1000 + Cols);
+  const std::vector<uint8_t> w = matmul_layout(T, gguf, Rows, Cols);
   const TestInput<T, Cols> x(kMaxBatch, Cols);
   const std::vector<float>& xv = x.values;
 
@@ -120,9 +131,9 @@ void check_matmul() {
   // Against the reference, within the worst-case error of summing Cols
   // products in float: (Cols + 8) roundings of at most the sum of |products|.
   std::vector<float> expected(y.size());
-  kernels::ref_matmul(T, w.data(), Rows, Cols, xv.data(), expected.data(), kMaxBatch);
+  kernels::ref_matmul(T, gguf.data(), Rows, Cols, xv.data(), expected.data(), kMaxBatch);
   std::vector<float> w_float(static_cast<size_t>(Rows) * Cols);
-  kernels::dequantize_row(T, w.data(), w_float.data(), static_cast<int64_t>(Rows) * Cols);
+  kernels::dequantize_row(T, gguf.data(), w_float.data(), static_cast<int64_t>(Rows) * Cols);
   std::vector<double> tolerance(y.size());
   for (int t = 0; t < kMaxBatch; ++t) {
     for (int r = 0; r < Rows; ++r) {
@@ -136,13 +147,15 @@ void check_matmul() {
 
   if constexpr (kernels::reads_q8(T)) {
     // The portable integer code computes the same bits as the one in use.
+    using Ops = kernels::PortableInt8Ops;
     std::vector<float> y_portable(y.size());
     for (int t = 0; t < kMaxBatch; ++t)
-      for (int r = 0; r < Rows; ++r) {
-        float out[1][1];
-        const kernels::MatmulInput in = x.at(t);
-        kernels::dot_tile_q8<kernels::PortableInt8Ops, T, Cols, 1, 1>(w.data() + r * row_bytes(T, Cols), in.q8, out);
-        y_portable[t * Rows + r] = out[0][0];
+      for (int g = 0; g < kernels::interleaved_groups(Rows); ++g) {
+        Ops::Acc out[1];
+        const uint8_t* group = w.data() + g * kernels::interleaved_group_bytes(T, Cols);
+        kernels::dot_group_q8<Ops, T, Cols, 1>(group, x.at(t).q8, out);
+        const int r0 = g * kernels::kInterleaveRows;
+        Ops::store(out[0], y_portable.data() + t * Rows + r0, std::min(kernels::kInterleaveRows, Rows - r0));
       }
     expect_same_bits(y_portable, y);
   } else if constexpr (T != TensorType::F32) {

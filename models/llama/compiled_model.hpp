@@ -12,6 +12,7 @@
 #include "engine/gguf.hpp"
 #include "engine/model_fingerprint.hpp"
 #include "models/describe.hpp"
+#include "models/matmul_weights.hpp"
 #include "models/llama/forward.hpp"
 
 namespace kiln::llama {
@@ -97,28 +98,29 @@ class CompiledModel final : public kiln::Model {
 
   const void* data(const std::string& name) const { return file_.find_tensor(name)->data; }
   const float* floats(const std::string& name) const { return static_cast<const float*>(data(name)); }
+  const void* matrix(const std::string& name) { return matmul_weights_.prepare(*file_.find_tensor(name)); }
 
   void bind_weights() {
     weights_.token_embd = data("token_embd.weight");
     weights_.output_norm = floats("output_norm.weight");
-    weights_.output = C::tied_output ? weights_.token_embd : data("output.weight");
+    weights_.output = matrix(C::tied_output ? "token_embd.weight" : "output.weight");
     for (int l = 0; l < C::n_layer; ++l) {
       const std::string b = "blk." + std::to_string(l) + ".";
       LayerWeights& w = weights_.layers[l];
       w.attn_norm = floats(b + "attn_norm.weight");
-      w.attn_q = data(b + "attn_q.weight");
-      w.attn_k = data(b + "attn_k.weight");
-      w.attn_v = data(b + "attn_v.weight");
+      w.attn_q = matrix(b + "attn_q.weight");
+      w.attn_k = matrix(b + "attn_k.weight");
+      w.attn_v = matrix(b + "attn_v.weight");
       if constexpr (C::qkv_bias) {
         w.attn_q_bias = floats(b + "attn_q.bias");
         w.attn_k_bias = floats(b + "attn_k.bias");
         w.attn_v_bias = floats(b + "attn_v.bias");
       }
-      w.attn_output = data(b + "attn_output.weight");
+      w.attn_output = matrix(b + "attn_output.weight");
       w.ffn_norm = floats(b + "ffn_norm.weight");
-      w.ffn_gate = data(b + "ffn_gate.weight");
-      w.ffn_up = data(b + "ffn_up.weight");
-      w.ffn_down = data(b + "ffn_down.weight");
+      w.ffn_gate = matrix(b + "ffn_gate.weight");
+      w.ffn_up = matrix(b + "ffn_up.weight");
+      w.ffn_down = matrix(b + "ffn_down.weight");
     }
   }
 
@@ -142,6 +144,7 @@ class CompiledModel final : public kiln::Model {
 
   ModelDesc desc_;
   GgufFile file_;
+  MatmulWeights matmul_weights_;  // declared after file_: filled from it
   Tokenizer tokenizer_;
   uint64_t fingerprint_ = 0;
   Weights<C> weights_{};

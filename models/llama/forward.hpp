@@ -70,6 +70,7 @@ struct State {
   // ([n][cols] packed for whichever input width is current).
   alignas(64) int8_t q8[C::max_batch * q8_cols];
   alignas(64) float q8_scale[C::max_batch * q8_cols / 32];
+  alignas(64) int32_t q8_sum[C::max_batch * q8_cols / 32];
   // This batch's keys and values in float, until RoPE is applied and they are stored in the cache.
   alignas(64) float k_new[C::max_batch][kv_dim];
   alignas(64) float v_new[C::max_batch][kv_dim];
@@ -80,12 +81,12 @@ struct State {
 
   // Where tokens from first_token on of an input cols wide are rounded to.
   kernels::Q8Out q8_out(int first_token, int cols) {
-    return {q8 + first_token * cols, q8_scale + first_token * cols / 32};
+    return {q8 + first_token * cols, q8_scale + first_token * cols / 32, q8_sum + first_token * cols / 32};
   }
   // The input at f (tokens from first_token on, cols wide), in both forms.
   kernels::MatmulInput input(const float* f, int first_token, int cols) {
     const kernels::Q8Out rounded = q8_out(first_token, cols);
-    return {f, {rounded.qs, rounded.d}};
+    return {f, {rounded.qs, rounded.d, rounded.sum}};
   }
 };
 

@@ -1,0 +1,44 @@
+#include "models/matmul_weights.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <new>
+
+#include "kernels/interleave.hpp"
+
+namespace kiln {
+
+namespace {
+
+// Drops this process's pages of the read-only file mapping inside
+// [p, p + n): they are no longer read (a later access would just fault them
+// in again from the file), so they should not count as resident memory.
+void release_file_pages(const void* p, uint64_t n) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+}  // namespace
+
+void MatmulWeights::FreeAligned::operator()(void* p) const { std::free(p); }
+
+const void* MatmulWeights::prepare(const GgufTensor& tensor) {
+  if (!kernels::is_interleaved(tensor.type)) return tensor.data;
+  const int64_t cols = tensor.dims[0];
+  const int64_t rows = tensor.n_elements() / cols;
+  const int64_t bytes = kernels::interleaved_bytes(tensor.type, rows, cols);
+  void* copy = std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64));
+  if (copy == nullptr) throw std::bad_alloc();
+  copies_.emplace_back(copy);
+#pragma omp parallel
+  kernels::interleave_matrix(tensor.type, tensor.data, copy, rows, cols);
+  release_file_pages(tensor.data, tensor.nbytes);
+  copied_bytes_ += bytes;
+  return copy;
+}
+
+}  // namespace kiln
