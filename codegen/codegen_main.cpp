@@ -73,7 +73,9 @@ int run(int argc, char** argv) {
   std::filesystem::create_directories(out_dir);
   const std::filesystem::path dir(out_dir);
   write_if_changed(dir / (opt.name + ".hpp"), src.header);
+  write_if_changed(dir / (opt.name + ".forward.hpp"), src.forward);
   write_if_changed(dir / (opt.name + ".gen.cpp"), src.model);
+  write_if_changed(dir / (opt.name + ".timed.cpp"), src.timed);
   write_if_changed(dir / (opt.name + ".main.cpp"), src.main);
   write_if_changed(dir / (opt.name + ".bench.cpp"), src.bench);
   return 0;

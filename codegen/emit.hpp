@@ -18,10 +18,12 @@ struct BuildOptions {
 };
 
 struct GeneratedSources {
-  std::string header;  // <name>.hpp: the public API (load)
-  std::string model;   // <name>.gen.cpp: configuration and straight-line forward pass
-  std::string main;    // <name>.main.cpp: the command-line program
-  std::string bench;   // <name>.bench.cpp: the benchmark program
+  std::string header;   // <name>.hpp: the public API (load)
+  std::string forward;  // <name>.forward.hpp: configuration and straight-line forward pass (a template)
+  std::string model;    // <name>.gen.cpp: the model description and load(); runs the forward pass
+  std::string timed;    // <name>.timed.cpp: the forward pass instantiated with its kernels timed
+  std::string main;     // <name>.main.cpp: the command-line program
+  std::string bench;    // <name>.bench.cpp: the benchmark program
 };
 
 GeneratedSources emit_model(const ModelDesc& desc, const BuildOptions& opt);

@@ -14,6 +14,8 @@
 #include "examples/bench_stats.hpp"
 #include "examples/machine_probe.hpp"
 #include "examples/prefix_bench.hpp"
+#include "examples/resident_memory.hpp"
+#include "examples/token_profile.hpp"
 
 namespace kiln {
 
@@ -121,6 +123,28 @@ ModelCost model_cost(const ModelDesc& d) {
 // Attention work of one token at position pos: q.k and the weighted sum of v.
 double attention_flops(const Hyperparams& h, int pos) { return 4.0 * h.n_layer * h.n_head * h.head_dim * (pos + 1); }
 
+// The memory target: the program's resident memory at most the
+// weights plus the KV cache plus 5 %.
+struct MemoryCheck {
+  std::optional<int64_t> peak_bytes;  // VmHWM after the runs; nullopt where it is not available
+  std::optional<int64_t> now_bytes;   // VmRSS after the runs: what stays of the peak
+  double weights_bytes = 0;
+  double kv_cache_bytes = 0;  // the whole cache compiled in
+  int kv_positions = 0;
+
+  double budget_bytes() const { return weights_bytes + kv_cache_bytes; }
+};
+
+MemoryCheck memory_check(const Model& m, const ModelCost& cost, bool peak_valid) {
+  MemoryCheck c;
+  if (peak_valid) c.peak_bytes = own_status_bytes("VmHWM");
+  c.now_bytes = own_status_bytes("VmRSS");
+  c.weights_bytes = cost.file_bytes;
+  c.kv_positions = m.n_ctx();
+  c.kv_cache_bytes = double(m.kv_layout().bytes_per_position()) * m.n_ctx();
+  return c;
+}
+
 struct Result {
   std::string test;  // "pp512" / "tg128"
   int threads = 0;
@@ -129,6 +153,10 @@ struct Result {
   double p50_ms = 0, p90_ms = 0, p99_ms = 0;  // tg: per-token latency
   double gbps = 0, bw_fraction = 0;    // tg
   double gflops = 0, peak_fraction = 0;  // pp
+  std::optional<TokenProfile> profile;  // tg: the kernel calls of the token at the middle position
+
+  // tg: the median time per token beyond its kernels, in µs.
+  double overhead_us() const { return 1e3 * p50_ms - 1e6 * profile->kernels.total(); }
 };
 
 std::vector<int32_t> random_tokens(int n, int vocab) {
@@ -209,53 +237,113 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
+std::string signed_fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%+.*f", decimals, v);
+  return buf;
+}
+
 std::string percent(double fraction) { return fraction > 0 ? fixed(100 * fraction, 0) + " %" : "-"; }
 
+// One line per tg test: what the kernel calls of its middle token cost, by kind.
+void print_token_profile(const std::string& name, const Result& r) {
+  const TokenProfile& p = *r.profile;
+  auto us = [](double seconds) { return fixed(1e6 * seconds, 1); };
+  std::printf("kernels: %s %s, %d thread(s), token at position %d, median of %d timed passes: matmul %s + attention %s "
+              "+ other %s = %s µs in %d calls; p50 token %s µs, overhead %s µs; timing added %s µs per call "
+              "(mostly a barrier, as most kernels end with), taken off\n",
+              name.c_str(), r.test.c_str(), r.threads, p.pos, p.runs, us(p.kernels[KernelKind::Matmul]).c_str(),
+              us(p.kernels[KernelKind::Attention]).c_str(), us(p.kernels[KernelKind::Other]).c_str(),
+              us(p.kernels.total()).c_str(), p.kernels.total_calls(), fixed(1e3 * r.p50_ms, 1).c_str(),
+              fixed(r.overhead_us(), 1).c_str(), fixed(1e6 * p.kernels.timing_cost, 2).c_str());
+}
+
+void print_memory(const std::string& name, const MemoryCheck& m) {
+  if (!m.peak_bytes) {
+    std::printf("memory: %s: peak resident memory not measured (no VmHWM in /proc/self/status, or it could not be "
+                "reset after --probe)\n", name.c_str());
+    return;
+  }
+  std::printf("memory: %s: peak resident %s MB (%s MB at the end) vs weights %s MB + KV cache %s MB (%d positions) "
+              "= %s MB: %s %% (target: at most +5 %%)\n",
+              name.c_str(), fixed(double(*m.peak_bytes) / 1e6, 1).c_str(),
+              m.now_bytes ? fixed(double(*m.now_bytes) / 1e6, 1).c_str() : "?", fixed(m.weights_bytes / 1e6, 1).c_str(),
+              fixed(m.kv_cache_bytes / 1e6, 1).c_str(), m.kv_positions, fixed(m.budget_bytes() / 1e6, 1).c_str(),
+              signed_fixed(100 * (double(*m.peak_bytes) / m.budget_bytes() - 1), 1).c_str());
+}
+
 void print_markdown(const std::string& name, const ModelCost& cost, const std::vector<Result>& results,
-                    const MachineLimits* limits) {
-  std::printf("| model | size | threads | test | t/s | TTFT ms | ms/token p50 / p90 / p99 | GB/s | %% of BW | GFLOP/s | %% of peak |\n");
-  std::printf("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+                    const MemoryCheck& memory, const MachineLimits* limits) {
+  std::printf("| model | size | threads | test | t/s | TTFT ms | ms/token p50 / p90 / p99 | GB/s | %% of BW | GFLOP/s | %% of peak "
+              "| kernels µs/token | overhead µs/token |\n");
+  std::printf("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& r : results) {
     const bool pp = r.test[0] == 'p';
-    std::printf("| %s | %s MB | %d | %s | %s ± %s | %s | %s | %s | %s | %s | %s |\n", name.c_str(),
+    const std::string overhead =
+        pp ? "-" : fixed(r.overhead_us(), 1) + " (" + fixed(100 * r.overhead_us() / (1e3 * r.p50_ms), 0) + " %)";
+    std::printf("| %s | %s MB | %d | %s | %s ± %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name.c_str(),
                 fixed(cost.file_bytes / 1e6, 1).c_str(), r.threads, r.test.c_str(), fixed(r.tokens_per_s, 2).c_str(),
                 fixed(r.spread, 2).c_str(), pp ? fixed(r.ttft_ms, 2).c_str() : "-",
                 pp ? "-" : (fixed(r.p50_ms, 3) + " / " + fixed(r.p90_ms, 3) + " / " + fixed(r.p99_ms, 3)).c_str(),
                 pp ? "-" : fixed(r.gbps, 2).c_str(), pp ? "-" : percent(r.bw_fraction).c_str(),
-                pp ? fixed(r.gflops, 1).c_str() : "-", pp ? percent(r.peak_fraction).c_str() : "-");
+                pp ? fixed(r.gflops, 1).c_str() : "-", pp ? percent(r.peak_fraction).c_str() : "-",
+                pp ? "-" : fixed(1e6 * r.profile->kernels.total(), 1).c_str(), overhead.c_str());
   }
+  std::printf("\n");
+  for (const auto& r : results)
+    if (r.profile) print_token_profile(name, r);
+  print_memory(name, memory);
   if (limits)
-    std::printf("\nmachine: %s; read bandwidth %s GB/s (1 thread) .. %s GB/s (%zu threads); FP32 FMA peak %s GFLOP/s per core; int8 %s GOP/s per core (%s)\n",
+    std::printf("machine: %s; read bandwidth %s GB/s (1 thread) .. %s GB/s (%zu threads); FP32 FMA peak %s GFLOP/s per core; int8 %s GOP/s per core (%s)\n",
                 limits->cpu.c_str(), fixed(limits->read_gbps.front(), 1).c_str(), fixed(limits->read_gbps.back(), 1).c_str(),
                 limits->read_gbps.size(), fixed(limits->fp32_gflops_per_core, 1).c_str(),
                 fixed(limits->int8_gops_per_core, 1).c_str(), limits->int8_method.c_str());
   else
-    std::printf("\n(no machine limits: run with --probe once to compare with this machine's bandwidth and peak)\n");
+    std::printf("(no machine limits: run with --probe once to compare with this machine's bandwidth and peak)\n");
 }
 
-void print_json(const std::string& name, const ModelCost& cost, const std::vector<Result>& results) {
+// The kernel profile of a tg result as JSON fields (zeros for pp, like the other fields that do not apply).
+std::string json_profile_fields(const Result& r) {
+  const TokenProfile p = r.profile.value_or(TokenProfile{});
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "\"kernel_us\": %.4f, \"kernel_matmul_us\": %.4f, \"kernel_attention_us\": %.4f, "
+                "\"kernel_other_us\": %.4f, \"kernel_calls\": %d, \"profile_pos\": %d, \"timing_cost_us\": %.4f, "
+                "\"overhead_us\": %.4f",
+                1e6 * p.kernels.total(), 1e6 * p.kernels[KernelKind::Matmul], 1e6 * p.kernels[KernelKind::Attention],
+                1e6 * p.kernels[KernelKind::Other], p.kernels.total_calls(), p.pos, 1e6 * p.kernels.timing_cost,
+                r.profile ? r.overhead_us() : 0.0);
+  return buf;
+}
+
+std::string json_memory_fields(const MemoryCheck& m) {
+  auto bytes = [](const std::optional<int64_t>& b) { return b ? std::to_string(*b) : std::string("null"); };
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "\"peak_rss_bytes\": %s, \"rss_bytes\": %s, \"weights_bytes\": %.0f, \"kv_cache_bytes\": %.0f",
+                bytes(m.peak_bytes).c_str(), bytes(m.now_bytes).c_str(), m.weights_bytes, m.kv_cache_bytes);
+  return buf;
+}
+
+void print_json(const std::string& name, const ModelCost& cost, const std::vector<Result>& results,
+                const MemoryCheck& memory) {
   std::printf("[\n");
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     std::printf(
         "  {\"model\": \"%s\", \"size_bytes\": %.0f, \"params\": %.0f, \"threads\": %d, \"test\": \"%s\", "
         "\"tokens_per_s\": %.4f, \"stddev\": %.4f, \"ttft_ms\": %.4f, \"p50_ms\": %.4f, \"p90_ms\": %.4f, "
-        "\"p99_ms\": %.4f, \"gbps\": %.4f, \"bandwidth_fraction\": %.4f, \"gflops\": %.4f, \"peak_fraction\": %.4f}%s\n",
+        "\"p99_ms\": %.4f, \"gbps\": %.4f, \"bandwidth_fraction\": %.4f, \"gflops\": %.4f, \"peak_fraction\": %.4f, "
+        "%s, %s}%s\n",
         name.c_str(), cost.file_bytes, cost.params, r.threads, r.test.c_str(), r.tokens_per_s, r.spread, r.ttft_ms,
         r.p50_ms, r.p90_ms, r.p99_ms, r.gbps, r.bw_fraction, r.gflops, r.peak_fraction,
-        i + 1 < results.size() ? "," : "");
+        json_profile_fields(r).c_str(), json_memory_fields(memory).c_str(), i + 1 < results.size() ? "," : "");
   }
   std::printf("]\n");
 }
 
 int run(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
   const BenchOptions o = parse_bench(argc, argv, name, default_gguf);
-  std::unique_ptr<Model> model = load(o.model_path.empty() ? default_gguf : o.model_path);
-  for (int p : o.prompt_sizes)
-    if (p > model->n_ctx()) throw Error("-p " + std::to_string(p) + " exceeds the context of " + std::to_string(model->n_ctx()));
-  for (int n : o.gen_sizes)
-    if (n > model->n_ctx()) throw Error("-n " + std::to_string(n) + " exceeds the context of " + std::to_string(model->n_ctx()));
-
   std::optional<MachineLimits> limits;
   const int max_threads = *std::max_element(o.threads.begin(), o.threads.end());
   const std::string limits_path = o.limits_path.empty() ? default_limits_path() : o.limits_path;
@@ -267,6 +355,14 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
   } else if (!o.limits_path.empty() || std::filesystem::exists(limits_path)) {
     limits = load_limits(limits_path);
   }
+  // The probe's 2 GiB buffer is no part of the model's memory: the peak starts again after it.
+  const bool peak_valid = !o.probe || reset_peak_resident();
+
+  std::unique_ptr<Model> model = load(o.model_path.empty() ? default_gguf : o.model_path);
+  for (int p : o.prompt_sizes)
+    if (p > model->n_ctx()) throw Error("-p " + std::to_string(p) + " exceeds the context of " + std::to_string(model->n_ctx()));
+  for (int n : o.gen_sizes)
+    if (n > model->n_ctx()) throw Error("-n " + std::to_string(n) + " exceeds the context of " + std::to_string(model->n_ctx()));
 
   if (o.prefix_tokens > 0) {
     for (int t : o.threads) {
@@ -285,11 +381,17 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
     model->set_threads(t);
     for (int p : o.prompt_sizes)
       if (p > 0) results.push_back(bench_prompt(*model, p, o.repetitions, cost, limits ? &*limits : nullptr));
-    for (int n : o.gen_sizes)
-      if (n > 0) results.push_back(bench_generation(*model, n, o.repetitions, cost, limits ? &*limits : nullptr));
+    for (int n : o.gen_sizes) {
+      if (n == 0) continue;
+      Result& r = results.emplace_back(bench_generation(*model, n, o.repetitions, cost, limits ? &*limits : nullptr));
+      // The cache holds the last run's n positions. At the middle one, attention
+      // costs its average over the run, as the median token's does.
+      r.profile = profile_token(*model, n / 2);
+    }
   }
-  if (o.json) print_json(name, cost, results);
-  else print_markdown(name, cost, results, limits ? &*limits : nullptr);
+  const MemoryCheck memory = memory_check(*model, cost, peak_valid);
+  if (o.json) print_json(name, cost, results, memory);
+  else print_markdown(name, cost, results, memory, limits ? &*limits : nullptr);
   return 0;
 }
 

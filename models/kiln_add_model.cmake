@@ -27,13 +27,15 @@ function(kiln_add_model name)
 
   set(out "${CMAKE_BINARY_DIR}/models/${name}")
   add_custom_command(
-    OUTPUT "${out}/${name}.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp"
+    OUTPUT "${out}/${name}.hpp" "${out}/${name}.forward.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.timed.cpp"
+           "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp"
     COMMAND kiln-codegen "${gguf}" --name "${name}" --out-dir "${out}" --ctx ${ARG_CTX} --batch ${ARG_BATCH} --kv ${ARG_KV}
     DEPENDS kiln-codegen "${gguf}"
     COMMENT "kiln: generating model ${name} from ${gguf}"
     VERBATIM)
 
-  add_library(${name}_model STATIC "${out}/${name}.gen.cpp" "${out}/${name}.hpp")
+  add_library(${name}_model STATIC "${out}/${name}.gen.cpp" "${out}/${name}.timed.cpp" "${out}/${name}.hpp"
+              "${out}/${name}.forward.hpp")
   target_include_directories(${name}_model PUBLIC "${out}")
   target_link_libraries(${name}_model PUBLIC kiln_models)
 

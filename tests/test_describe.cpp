@@ -113,20 +113,31 @@ TEST_CASE("codegen emits one block-types struct per distinct layer type set, and
     if (t.name == "blk.1.ffn_down.weight") t.type = kiln::TensorType::Q8_0;
   const auto src = kiln::codegen::emit_model(d, {.name = "tiny-model", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32});
   CHECK(src.model.find("namespace kiln::models::tiny_model") != std::string::npos);
-  CHECK(src.model.find("struct BlockTypes1") != std::string::npos);
-  CHECK(src.model.find("layer<Config, BlockTypes0>(s, w.layers[0], 0, n, pos)") != std::string::npos);
-  CHECK(src.model.find("layer<Config, BlockTypes1>(s, w.layers[1], 1, n, pos)") != std::string::npos);
-  CHECK(src.model.find("static constexpr int n_ctx = 128;") != std::string::npos);
+  CHECK(src.forward.find("struct BlockTypes1") != std::string::npos);
+  CHECK(src.forward.find("layer<Config, BlockTypes0>(s, w.layers[0], 0, n, pos, step)") != std::string::npos);
+  CHECK(src.forward.find("layer<Config, BlockTypes1>(s, w.layers[1], 1, n, pos, step)") != std::string::npos);
+  CHECK(src.forward.find("static constexpr int n_ctx = 128;") != std::string::npos);
   CHECK(src.header.find("kDefaultGguf = \"/m.gguf\"") != std::string::npos);
   CHECK(kiln::codegen::identifier("3b.q4") == "m_3b_q4");
+}
+
+TEST_CASE("codegen compiles the timed forward pass in a file of its own") {
+  const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny())));
+  const auto src = kiln::codegen::emit_model(d, {.name = "m", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32});
+  const std::string timed = "template void Forward::run<kiln::Timed>(";
+  CHECK(src.forward.find("extern " + timed) != std::string::npos);
+  CHECK(src.timed.find("#include \"m.forward.hpp\"") != std::string::npos);
+  CHECK(src.timed.find("\n" + timed) != std::string::npos);
+  CHECK(src.model.find("#include \"m.forward.hpp\"") != std::string::npos);
+  CHECK(src.model.find("kiln::Timed") == std::string::npos);
 }
 
 TEST_CASE("codegen emits the KV cache type: F16 unless F32 is asked for") {
   const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny())));
   const char* kv = "static constexpr kiln::TensorType kv_type = kiln::TensorType::";
   const auto f16 = kiln::codegen::emit_model(d, {.name = "m", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32});
-  CHECK(f16.model.find(std::string(kv) + "F16;") != std::string::npos);
+  CHECK(f16.forward.find(std::string(kv) + "F16;") != std::string::npos);
   const auto f32 = kiln::codegen::emit_model(
       d, {.name = "m", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32, .kv_type = kiln::TensorType::F32});
-  CHECK(f32.model.find(std::string(kv) + "F32;") != std::string::npos);
+  CHECK(f32.forward.find(std::string(kv) + "F32;") != std::string::npos);
 }

@@ -1,7 +1,8 @@
 // A llama model compiled by codegen, as a kiln::Model: it maps the GGUF,
 // checks that the file is the model the code was generated for, binds the
-// weight pointers and owns the fixed-size state. `Forward` is the generated
-// straight-line forward pass.
+// weight pointers and owns the fixed-size state. `Forward::run` is the
+// generated straight-line forward pass, a template over how each kernel call
+// is run (models/kernel_step.hpp).
 #pragma once
 
 #include <algorithm>
@@ -13,15 +14,12 @@
 #include "engine/model_fingerprint.hpp"
 #include "models/describe.hpp"
 #include "models/matmul_weights.hpp"
+#include "models/kernel_step.hpp"
 #include "models/llama/forward.hpp"
 
 namespace kiln::llama {
 
-template <class C>
-using ForwardFn = void (*)(State<C>&, const Weights<C>&, const int32_t* tokens, int n, int pos, Logits which,
-                           float* logits, int threads);
-
-template <class C, ForwardFn<C> Forward>
+template <class C, class Forward>
 class CompiledModel final : public kiln::Model {
  public:
   CompiledModel(const ModelDesc& compiled, const std::string& path)
@@ -48,14 +46,17 @@ class CompiledModel final : public kiln::Model {
   int threads() const override { return threads_; }
 
   void forward(const int32_t* tokens, int n, int pos, Logits which, float* logits) override {
-    if (n < 1 || n > C::max_batch || pos < 0 || pos + n > C::n_ctx)
-      throw Error("forward: " + std::to_string(n) + " tokens at position " + std::to_string(pos) +
-                  " do not fit (batch " + std::to_string(C::max_batch) + ", context " + std::to_string(C::n_ctx) + ")");
-    for (int i = 0; i < n; ++i)
-      if (tokens[i] < 0 || tokens[i] >= C::n_vocab)
-        throw Error("token id " + std::to_string(tokens[i]) + " is outside the vocabulary (0.." +
-                    std::to_string(C::n_vocab - 1) + ")");
-    Forward(*state_, weights_, tokens, n, pos, which, logits, threads_);
+    check_forward(tokens, n, pos);
+    Forward::run(*state_, weights_, tokens, n, pos, which, logits, threads_, Untimed{});
+  }
+
+  KernelTimes time_kernels(const int32_t* tokens, int n, int pos, Logits which, float* logits) override {
+    check_forward(tokens, n, pos);
+    KernelTimes times;
+    times.timing_cost = timing_cost_seconds(threads_);
+    Forward::run(*state_, weights_, tokens, n, pos, which, logits, threads_, Timed(times));
+    for (int k = 0; k < kKernelKinds; ++k) times.seconds[k] -= times.calls[k] * times.timing_cost;
+    return times;
   }
 
   // The element type is the build's choice (Config::kv_type); saved states
@@ -88,6 +89,16 @@ class CompiledModel final : public kiln::Model {
 
  private:
   static constexpr size_t kKvRowBytes = sizeof(State<C>::k_cache[0][0]);
+
+  static void check_forward(const int32_t* tokens, int n, int pos) {
+    if (n < 1 || n > C::max_batch || pos < 0 || pos + n > C::n_ctx)
+      throw Error("forward: " + std::to_string(n) + " tokens at position " + std::to_string(pos) +
+                  " do not fit (batch " + std::to_string(C::max_batch) + ", context " + std::to_string(C::n_ctx) + ")");
+    for (int i = 0; i < n; ++i)
+      if (tokens[i] < 0 || tokens[i] >= C::n_vocab)
+        throw Error("token id " + std::to_string(tokens[i]) + " is outside the vocabulary (0.." +
+                    std::to_string(C::n_vocab - 1) + ")");
+  }
 
   static void check_kv_range(int first_pos, int n_pos) {
     if (first_pos < 0 || n_pos < 0 || first_pos > C::n_ctx || n_pos > C::n_ctx - first_pos)

@@ -1,0 +1,116 @@
+// Model::time_kernels, the forward pass instantiated with the Timed step
+// policy, on two models kiln-synth writes (llama with Q8_0/Q4_0/K-quant
+// weights, qwen2 with biases): it computes what forward() computes, times
+// every kind of kernel, and kiln-bench reports it with the memory check.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "synth_llama_mixed.hpp"
+#include "synth_qwen2_mixed.hpp"
+#include "tests/reference_check.hpp"
+#include "tests/run_process.hpp"
+
+namespace {
+
+struct Fixture {
+  const char* name;
+  std::function<std::unique_ptr<kiln::Model>()> load;
+};
+
+const Fixture kFixtures[] = {
+    {"synth_llama_mixed", [] { return kiln::models::synth_llama_mixed::load(); }},
+    {"synth_qwen2_mixed", [] { return kiln::models::synth_qwen2_mixed::load(); }},
+};
+
+std::vector<int32_t> random_prompt(int n, int vocab) {
+  std::mt19937 rng(7);
+  std::vector<int32_t> ids = {1};
+  for (int i = 1; i < n; ++i) ids.push_back(std::uniform_int_distribution<int32_t>(3, vocab - 1)(rng));
+  return ids;
+}
+
+// The logits of every position of `ids`, one token per call, from time_kernels.
+std::vector<float> all_logits_timed(kiln::Model& model, const std::vector<int32_t>& ids) {
+  const size_t vocab = size_t(model.n_vocab());
+  std::vector<float> logits(ids.size() * vocab);
+  for (size_t i = 0; i < ids.size(); ++i)
+    model.time_kernels(&ids[i], 1, int(i), kiln::Logits::Last, logits.data() + i * vocab);
+  return logits;
+}
+
+}  // namespace
+
+TEST_CASE("time_kernels gives forward's logits, bit for bit, on one thread and on several") {
+  for (const auto& f : kFixtures) {
+    CAPTURE(std::string(f.name));
+    auto model = f.load();
+    const auto ids = random_prompt(12, model->n_vocab());
+    for (int threads : {1, 2}) {
+      CAPTURE(threads);
+      model->set_threads(threads);
+      const auto untimed = kiln::test::all_logits(*model, ids, 1);
+      const auto timed = all_logits_timed(*model, ids);
+      CHECK(std::memcmp(untimed.data(), timed.data(), untimed.size() * sizeof(float)) == 0);
+      // And a pass after the timed ones computes what it did before them.
+      CHECK(std::memcmp(untimed.data(), kiln::test::all_logits(*model, ids, 1).data(),
+                        untimed.size() * sizeof(float)) == 0);
+    }
+  }
+}
+
+TEST_CASE("time_kernels times every kind of kernel") {
+  for (const auto& f : kFixtures) {
+    CAPTURE(std::string(f.name));
+    auto model = f.load();
+    const auto ids = random_prompt(20, model->n_vocab());
+    std::vector<float> logits(ids.size() * size_t(model->n_vocab()));
+    for (int threads : {1, 2}) {
+      CAPTURE(threads);
+      model->set_threads(threads);
+      for (int n : {1, int(ids.size())}) {  // a generation step, and a batch with every position's logits
+        CAPTURE(n);
+        const auto t = model->time_kernels(ids.data(), n, 0, n == 1 ? kiln::Logits::Last : kiln::Logits::All,
+                                           logits.data());
+        CHECK(std::isfinite(t.timing_cost));
+        CHECK(t.timing_cost > 0);
+        for (int k = 0; k < kiln::kKernelKinds; ++k) {
+          CHECK(t.calls[k] > 0);
+          CHECK(std::isfinite(t.seconds[k]));
+          CHECK(t.seconds[k] + t.calls[k] * t.timing_cost > 0);  // as measured, before the timing is taken off
+        }
+        // The embedding; per layer at least the norm, q, k, v, two RoPEs, the cache store, attention, the
+        // projection, the norm, gate, up, SwiGLU and down (14); the final norm and the classifier.
+        CHECK(t.total_calls() >= 1 + 14 * model->desc().hp.n_layer + 2);
+        if (threads == 1) CHECK(t.total() > 0);  // a second thread may wait longer at a barrier than on its own
+      }
+    }
+  }
+}
+
+TEST_CASE("time_kernels refuses what forward refuses") {
+  auto model = kFixtures[0].load();
+  std::vector<float> logits(size_t(model->n_vocab()));
+  const int32_t token = 1, bad_token = -1;
+  CHECK_THROWS_AS(model->time_kernels(&token, 1, model->n_ctx(), kiln::Logits::Last, logits.data()), kiln::Error);
+  CHECK_THROWS_AS(model->time_kernels(&bad_token, 1, 0, kiln::Logits::Last, logits.data()), kiln::Error);
+  CHECK_THROWS_AS(model->time_kernels(&token, 0, 0, kiln::Logits::Last, logits.data()), kiln::Error);
+}
+
+TEST_CASE("kiln-bench reports the kernel time, the overhead and the memory check") {
+  const auto md = kiln::test::run_process({BENCH_BIN, "-p", "0", "-n", "8", "-r", "1", "-t", "1"});
+  REQUIRE_MESSAGE(md.exit_code == 0, md.err);
+  CHECK(md.out.find("| kernels µs/token | overhead µs/token |") != std::string::npos);
+  CHECK(md.out.find("\nkernels: synth_llama_mixed tg8, 1 thread(s), token at position 4,") != std::string::npos);
+  CHECK(md.out.find("\nmemory: synth_llama_mixed: peak resident ") != std::string::npos);
+
+  const auto json = kiln::test::run_process({BENCH_BIN, "-p", "0", "-n", "8", "-r", "1", "-t", "1", "-o", "json"});
+  REQUIRE_MESSAGE(json.exit_code == 0, json.err);
+  for (const char* field : {"\"kernel_us\": ", "\"kernel_matmul_us\": ", "\"overhead_us\": ", "\"profile_pos\": 4,",
+                            "\"weights_bytes\": ", "\"kv_cache_bytes\": "})
+    CHECK_MESSAGE(json.out.find(field) != std::string::npos, field);
+  CHECK(json.out.find("\"peak_rss_bytes\": null") == std::string::npos);  // Linux reports it
+}
