@@ -95,7 +95,12 @@ constexpr const char* kTimedRun =
     "void Forward::run<kiln::Timed>(State&, const Weights&, const int32_t*, int, int, kiln::Logits, float*, int, "
     "kiln::Timed)";
 
-// The parameters of Forward::run, the second line indented by `indent` spaces.
+// The parameters of Forward::run and of Forward::layers (the same without
+// the thread count), the second line indented by `indent` spaces.
+std::string layers_params(int indent) {
+  return "(State& s, const Weights& w, const int32_t* tokens, int n, int pos, kiln::Logits which,\n" +
+         std::string(size_t(indent), ' ') + "float* logits, Step step)";
+}
 std::string run_params(int indent) {
   return "(State& s, const Weights& w, const int32_t* tokens, int n, int pos, kiln::Logits which,\n" +
          std::string(size_t(indent), ' ') + "float* logits, int threads, Step step)";
@@ -129,14 +134,21 @@ std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std:
   f << "using State = kiln::llama::State<Config>;\nusing Weights = kiln::llama::Weights<Config>;\n\n"
     << "// The whole forward pass: one parallel region, then every layer in order.\n"
     << "// `step` runs each kernel call: kiln::Untimed for inference, kiln::Timed to time them.\n"
-    << "struct Forward {\n  template <class Step>\n  static void run" << run_params(18) << ";\n};\n\n"
+    << "struct Forward {\n  template <class Step>\n  static void run" << run_params(18) << ";\n"
+    << "  template <class Step>\n  static void layers" << layers_params(21) << ";\n};\n\n"
+    << "// One thread runs the layers without an OpenMP team: the kernels' work-sharing\n"
+    << "// loops then run serially and their barriers cost nothing, where a team of one\n"
+    << "// would still make a system call at every barrier.\n"
     << "template <class Step>\nvoid Forward::run" << run_params(17) << " {\n"
-    << "#pragma omp parallel num_threads(threads)\n  {\n"
-    << "    kiln::llama::embed<Config>(s, w, tokens, n, step);\n";
+    << "  if (threads == 1) return layers(s, w, tokens, n, pos, which, logits, step);\n"
+    << "#pragma omp parallel num_threads(threads)\n"
+    << "  layers(s, w, tokens, n, pos, which, logits, step);\n}\n\n"
+    << "template <class Step>\nvoid Forward::layers" << layers_params(20) << " {\n"
+    << "  kiln::llama::embed<Config>(s, w, tokens, n, step);\n";
   for (int l = 0; l < d.hp.n_layer; ++l)
-    f << "    kiln::llama::layer<Config, BlockTypes" << layer_types[l] << ">(s, w.layers[" << l << "], " << l
+    f << "  kiln::llama::layer<Config, BlockTypes" << layer_types[l] << ">(s, w.layers[" << l << "], " << l
       << ", n, pos, step);\n";
-  f << "    kiln::llama::output<Config>(s, w, n, which, logits, step);\n  }\n}\n\n"
+  f << "  kiln::llama::output<Config>(s, w, n, which, logits, step);\n}\n\n"
     << "// Compiled only in " << opt.name << ".timed.cpp: in the same file, its extra calls of\n"
     << "// every kernel would change the compiler's inlining choices for inference.\n"
     << "extern template " << kTimedRun << ";\n\n"
