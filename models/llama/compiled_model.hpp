@@ -13,7 +13,7 @@
 #include "engine/gguf.hpp"
 #include "engine/model_fingerprint.hpp"
 #include "models/describe.hpp"
-#include "models/matmul_weights.hpp"
+#include "models/loaded_weights.hpp"
 #include "models/kernel_step.hpp"
 #include "models/llama/forward.hpp"
 
@@ -29,10 +29,12 @@ class CompiledModel final : public kiln::Model {
     if (tokenizer_.n_vocab() != C::n_vocab)
       throw Error(path + ": the tokenizer has " + std::to_string(tokenizer_.n_vocab()) + " tokens, the model " +
                   std::to_string(C::n_vocab));
-    bind_weights();
+    // Everything that reads the file comes before bind_weights, which hands
+    // the pages of the matrices it copies back (models/loaded_weights.hpp).
     fingerprint_ = model_fingerprint(desc_, file_);
     state_.reset(new State<C>);  // default-initialized: cache pages are touched only when used
     set_rope_frequencies();
+    bind_weights();
   }
 
   const ModelDesc& desc() const override { return desc_; }
@@ -108,27 +110,32 @@ class CompiledModel final : public kiln::Model {
   }
 
   const void* data(const std::string& name) const { return file_.find_tensor(name)->data; }
-  const float* floats(const std::string& name) const { return static_cast<const float*>(data(name)); }
-  const void* matrix(const std::string& name) { return matmul_weights_.prepare(*file_.find_tensor(name)); }
+  const float* vector(const std::string& name) { return weights_copies_.vector(*file_.find_tensor(name)); }
+  const void* matrix(const std::string& name) { return weights_copies_.matrix(*file_.find_tensor(name)); }
 
+  // Vectors first, then matrices (see models/loaded_weights.hpp).
   void bind_weights() {
     weights_.token_embd = data("token_embd.weight");
-    weights_.output_norm = floats("output_norm.weight");
+    weights_.output_norm = vector("output_norm.weight");
+    for (int l = 0; l < C::n_layer; ++l) {
+      const std::string b = "blk." + std::to_string(l) + ".";
+      LayerWeights& w = weights_.layers[l];
+      w.attn_norm = vector(b + "attn_norm.weight");
+      w.ffn_norm = vector(b + "ffn_norm.weight");
+      if constexpr (C::qkv_bias) {
+        w.attn_q_bias = vector(b + "attn_q.bias");
+        w.attn_k_bias = vector(b + "attn_k.bias");
+        w.attn_v_bias = vector(b + "attn_v.bias");
+      }
+    }
     weights_.output = matrix(C::tied_output ? "token_embd.weight" : "output.weight");
     for (int l = 0; l < C::n_layer; ++l) {
       const std::string b = "blk." + std::to_string(l) + ".";
       LayerWeights& w = weights_.layers[l];
-      w.attn_norm = floats(b + "attn_norm.weight");
       w.attn_q = matrix(b + "attn_q.weight");
       w.attn_k = matrix(b + "attn_k.weight");
       w.attn_v = matrix(b + "attn_v.weight");
-      if constexpr (C::qkv_bias) {
-        w.attn_q_bias = floats(b + "attn_q.bias");
-        w.attn_k_bias = floats(b + "attn_k.bias");
-        w.attn_v_bias = floats(b + "attn_v.bias");
-      }
       w.attn_output = matrix(b + "attn_output.weight");
-      w.ffn_norm = floats(b + "ffn_norm.weight");
       w.ffn_gate = matrix(b + "ffn_gate.weight");
       w.ffn_up = matrix(b + "ffn_up.weight");
       w.ffn_down = matrix(b + "ffn_down.weight");
@@ -144,7 +151,7 @@ class CompiledModel final : public kiln::Model {
     for (int i = 0; i < C::n_rot / 2; ++i) {
       inv_freq[i] *= C::rope_freq_scale;
       if constexpr (C::rope_freqs) {
-        const float factor = floats("rope_freqs.weight")[i];
+        const float factor = static_cast<const float*>(data("rope_freqs.weight"))[i];
         if (!(factor > 0.0f && factor < 1e30f))
           throw Error(file_.path() + ": rope_freqs.weight[" + std::to_string(i) + "] is " + std::to_string(factor) +
                       ", a frequency factor must be positive");
@@ -155,7 +162,7 @@ class CompiledModel final : public kiln::Model {
 
   ModelDesc desc_;
   GgufFile file_;
-  MatmulWeights matmul_weights_;  // declared after file_: filled from it
+  LoadedWeights weights_copies_;  // declared after file_: filled from it
   Tokenizer tokenizer_;
   uint64_t fingerprint_ = 0;
   Weights<C> weights_{};

@@ -1,9 +1,10 @@
-#include "models/matmul_weights.hpp"
+#include "models/loaded_weights.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include "kernels/interleave.hpp"
@@ -24,20 +25,29 @@ void release_file_pages(const void* p, uint64_t n) {
 
 }  // namespace
 
-void MatmulWeights::FreeAligned::operator()(void* p) const { std::free(p); }
+void LoadedWeights::FreeAligned::operator()(void* p) const { std::free(p); }
 
-const void* MatmulWeights::prepare(const GgufTensor& tensor) {
-  if (!kernels::is_interleaved(tensor.type)) return tensor.data;
-  const int64_t cols = tensor.dims[0];
-  const int64_t rows = tensor.n_elements() / cols;
-  const int64_t bytes = kernels::interleaved_bytes(tensor.type, rows, cols);
+void* LoadedWeights::allocate(int64_t bytes) {
   void* copy = std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64));
   if (copy == nullptr) throw std::bad_alloc();
   copies_.emplace_back(copy);
+  return copy;
+}
+
+const float* LoadedWeights::vector(const GgufTensor& tensor) {
+  void* copy = allocate(static_cast<int64_t>(tensor.nbytes));
+  std::memcpy(copy, tensor.data, tensor.nbytes);
+  return static_cast<const float*>(copy);
+}
+
+const void* LoadedWeights::matrix(const GgufTensor& tensor) {
+  if (!kernels::is_interleaved(tensor.type)) return tensor.data;
+  const int64_t cols = tensor.dims[0];
+  const int64_t rows = tensor.n_elements() / cols;
+  void* copy = allocate(kernels::interleaved_bytes(tensor.type, rows, cols));
 #pragma omp parallel
   kernels::interleave_matrix(tensor.type, tensor.data, copy, rows, cols);
   release_file_pages(tensor.data, tensor.nbytes);
-  copied_bytes_ += bytes;
   return copy;
 }
 
