@@ -4,7 +4,7 @@
 // its tensors, so every kernel call below is resolved at compile time.
 //
 // All functions here run inside the single OpenMP parallel region that the
-// generated forward opens; every kernel shares out its own work and ends
+// generated forward opens (or, on one thread, outside any); every kernel shares out its own work and ends
 // with a barrier (unless marked Sync::NoWait), so the calls simply follow
 // each other. Each call goes through a `Step` policy (models/kernel_step.hpp):
 // Untimed runs it, Timed measures it.
