@@ -19,10 +19,11 @@ namespace kiln::kernels {
 constexpr bool reads_q8(TensorType t) { return is_interleaved(t); }
 
 // The group's bytes are one sequential stream; asking for them 2 KiB ahead
-// of use took a 1-thread matrix-vector product over a matrix far larger than
-// the caches from 13-14 to 18-19 GB/s on the 2-core AVX2 (Zen 3) machine
-// (256 B to 4 KiB tried; float weights, read in several row streams, were
-// slower with it and do without).
+// of use (256 B to 4 KiB tried) lifted a 1-thread matrix-vector product far
+// beyond the caches from 13.6-14.8 to 15.4-19.2 GB/s (Q8_0) and from
+// 12.4-12.6 to 16.9-18.6 GB/s (Q4_0) on the 2-core AVX2 (Zen 3) machine
+// (`OMP_NUM_THREADS=1 kiln-kernel-bench`, twice each, back to back). Float
+// weights, read in several row streams, were slower with it and do without.
 inline constexpr int64_t kPrefetchAheadBytes = 2048;
 inline constexpr int64_t kCacheLineBytes = 64;
 
@@ -41,10 +42,11 @@ void dot_group_q8(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs])
     for (int64_t line = 0; line < kBlockBytes; line += kCacheLineBytes)
       __builtin_prefetch(quants + b * kBlockBytes + line + kPrefetchAheadBytes);
     const typename Ops::Quants w = Ops::template decode<T>(quants + b * kBlockBytes);
+    const typename Ops::Acc w_scales = Ops::weight_scales(scales + b * kInterleaveRows);
     for (int t = 0; t < NVecs; ++t) {
       const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
       const int32_t offset = T == TensorType::Q4_0 ? 8 * *xb.sum : 0;
-      acc[t] = Ops::fma(Ops::template dot<T>(w, xb.qs, offset), Ops::scales(scales + b * kInterleaveRows, *xb.d), acc[t]);
+      acc[t] = Ops::fma(Ops::template dot<T>(w, xb.qs, offset), Ops::scales(w_scales, *xb.d), acc[t]);
     }
   }
 }

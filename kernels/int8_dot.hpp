@@ -74,10 +74,16 @@ struct PortableInt8Ops {
 
   static Acc zero() { return {}; }
 
-  // The 8 rows' fp16 scales times the activation block's scale.
-  static Acc scales(const uint16_t* d, float x_scale) {
+  // The 8 rows' fp16 scales, as floats.
+  static Acc weight_scales(const uint16_t* d) {
     Acc s;
-    for (int r = 0; r < kInterleaveRows; ++r) s.v[r] = fp16_to_fp32(d[r]) * x_scale;
+    for (int r = 0; r < kInterleaveRows; ++r) s.v[r] = fp16_to_fp32(d[r]);
+    return s;
+  }
+  // Those times the activation block's scale.
+  static Acc scales(const Acc& w, float x_scale) {
+    Acc s;
+    for (int r = 0; r < kInterleaveRows; ++r) s.v[r] = w.v[r] * x_scale;
     return s;
   }
 
@@ -157,10 +163,10 @@ struct Avx2Int8Ops {
 
   static Acc zero() { return _mm256_setzero_ps(); }
 
-  static Acc scales(const uint16_t* d, float x_scale) {
-    const __m256 w = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d)));
-    return _mm256_mul_ps(w, _mm256_set1_ps(x_scale));
+  static Acc weight_scales(const uint16_t* d) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d)));
   }
+  static Acc scales(Acc w, float x_scale) { return _mm256_mul_ps(w, _mm256_set1_ps(x_scale)); }
 
   static Acc fma(Rows dots, Acc scale, Acc acc) { return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots), scale, acc); }
 
