@@ -1,6 +1,5 @@
 #include "examples/machine_probe.hpp"
 
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -95,36 +94,48 @@ double fp32_fma_gflops() {
   return double(kIters) * kChains * FloatVec::size * 2 / s / 1e9;
 }
 
-// int8 x int8 products summed into int32, as quantized dot products do.
+// int8 x int8 products summed into int32, as quantized dot products do, with
+// the instruction the integer matmul of this build is built on
+// (kernels/arch/int8.hpp). Twelve independent ones per step, written in
+// assembly so the compiler can neither hoist them (their inputs never change)
+// nor spill: the instruction's peak rate. Kernels widen vpmaddubsw's 16-bit
+// sums once per several of them (the Q4_0 matmul does), so the widening is
+// not counted against the peak.
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#define KILN_PROBE_INT8(n) "vpdpbusd %%zmm14, %%zmm15, %%zmm" #n "\n"
+#define KILN_PROBE_CLOBBER(n) "xmm" #n
+constexpr int kProbeInt8Bytes = 64;
+constexpr const char* kProbeInt8Method = "vpdpbusd zmm (AVX-512 VNNI)";
+#elif defined(__AVX2__)
+#define KILN_PROBE_INT8(n) "vpmaddubsw %%ymm14, %%ymm15, %%ymm" #n "\n"
+#define KILN_PROBE_CLOBBER(n) "xmm" #n
+constexpr int kProbeInt8Bytes = 32;
+constexpr const char* kProbeInt8Method = "vpmaddubsw (AVX2)";
+#elif defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+#define KILN_PROBE_INT8(n) "sdot v" #n ".4s, v14.16b, v15.16b\n"
+#define KILN_PROBE_CLOBBER(n) "v" #n
+constexpr int kProbeInt8Bytes = 16;
+constexpr const char* kProbeInt8Method = "sdot (NEON dot product)";
+#endif
+
 double int8_dot_gops(std::string& method) {
-#if defined(__AVX2__)
-  // Twelve independent byte multiply-adds per step, written in assembly so
-  // the compiler can neither hoist them (their inputs never change) nor
-  // spill: the peak rate of the instruction the integer matmul is built on.
-  // Kernels widen its 16-bit sums once per several of them (the Q4_0 matmul
-  // does), so the widening is not counted against the peak.
+#if defined(KILN_PROBE_INT8)
   constexpr long kIters = 20'000'000;
   constexpr int kPerStep = 12;
-#if defined(__AVXVNNI__) || defined(__AVX512VNNI__)
-  method = "vpdpbusd (VNNI)";
-#define KILN_PROBE_INT8_OP "vpdpbusd %%ymm14, %%ymm15, "
-#else
-  method = "vpmaddubsw (AVX2)";
-#define KILN_PROBE_INT8_OP "vpmaddubsw %%ymm14, %%ymm15, "
-#endif
+  method = kProbeInt8Method;
   const auto t0 = Clock::now();
   for (long i = 0; i < kIters; ++i)
-    __asm__ volatile(KILN_PROBE_INT8_OP "%%ymm0\n" KILN_PROBE_INT8_OP "%%ymm1\n" KILN_PROBE_INT8_OP "%%ymm2\n"
-                     KILN_PROBE_INT8_OP "%%ymm3\n" KILN_PROBE_INT8_OP "%%ymm4\n" KILN_PROBE_INT8_OP "%%ymm5\n"
-                     KILN_PROBE_INT8_OP "%%ymm6\n" KILN_PROBE_INT8_OP "%%ymm7\n" KILN_PROBE_INT8_OP "%%ymm8\n"
-                     KILN_PROBE_INT8_OP "%%ymm9\n" KILN_PROBE_INT8_OP "%%ymm10\n" KILN_PROBE_INT8_OP "%%ymm11\n" ::
-                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
-                           "xmm11");
-#undef KILN_PROBE_INT8_OP
+    __asm__ volatile(KILN_PROBE_INT8(0) KILN_PROBE_INT8(1) KILN_PROBE_INT8(2) KILN_PROBE_INT8(3) KILN_PROBE_INT8(4)
+                         KILN_PROBE_INT8(5) KILN_PROBE_INT8(6) KILN_PROBE_INT8(7) KILN_PROBE_INT8(8)
+                             KILN_PROBE_INT8(9) KILN_PROBE_INT8(10) KILN_PROBE_INT8(11)::
+                                 : KILN_PROBE_CLOBBER(0), KILN_PROBE_CLOBBER(1), KILN_PROBE_CLOBBER(2),
+                                   KILN_PROBE_CLOBBER(3), KILN_PROBE_CLOBBER(4), KILN_PROBE_CLOBBER(5),
+                                   KILN_PROBE_CLOBBER(6), KILN_PROBE_CLOBBER(7), KILN_PROBE_CLOBBER(8),
+                                   KILN_PROBE_CLOBBER(9), KILN_PROBE_CLOBBER(10), KILN_PROBE_CLOBBER(11));
   const double s = seconds_since(t0);
-  return double(kIters) * kPerStep * 32 * 2 / s / 1e9;
+  return double(kIters) * kPerStep * kProbeInt8Bytes * 2 / s / 1e9;
 #else
-  method = "not measured (no AVX2)";
+  method = "not measured (no int8 dot-product instruction in this build)";
   return 0;
 #endif
 }

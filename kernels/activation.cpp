@@ -1,15 +1,15 @@
 #include "kernels/activation.hpp"
 
 #include <algorithm>
-#include <xsimd/xsimd.hpp>
+#include "kernels/arch/simd.hpp"
 
 namespace kiln::kernels {
 
 // Vectorized throughout: the last, partial vector is padded with -inf, whose
 // exp is 0 and adds nothing to the sum.
 void softmax(float* x, int n) {
-  using Vec = xsimd::batch<float>;
-  constexpr int kLanes = static_cast<int>(Vec::size);
+  using Vec = FloatVec;
+  constexpr int kLanes = kFloatLanes;
   const int n_whole = n / kLanes * kLanes;
   alignas(Vec::arch_type::alignment()) float tail[kLanes];
   std::fill(tail, tail + kLanes, -INFINITY);

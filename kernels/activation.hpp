@@ -4,15 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <xsimd/xsimd.hpp>
+#include "kernels/arch/simd.hpp"
 
 namespace kiln::kernels {
 
 // gate = silu(gate) * up for n values, silu(g) = g / (1 + e^-g), by one
 // thread: whole vectors with xsimd's exp, the leftover values with std::exp.
 inline void swiglu_span(float* gate, const float* up, int64_t n) {
-  using Vec = xsimd::batch<float>;
-  constexpr auto kLanes = static_cast<int64_t>(Vec::size);
+  using Vec = FloatVec;
+  constexpr auto kLanes = static_cast<int64_t>(kFloatLanes);
   const int64_t n_whole = n / kLanes * kLanes;
   for (int64_t i = 0; i < n_whole; i += kLanes) {
     const Vec g = Vec::load_unaligned(gate + i);

@@ -13,9 +13,6 @@
 #include "kernels/dot.hpp"
 #include "kernels/kv_cache.hpp"
 
-#if defined(__AVX__)
-#include <immintrin.h>
-#endif
 
 namespace kiln::kernels {
 
@@ -29,7 +26,7 @@ namespace detail {
 // batch.
 template <TensorType T, int N>
 void weighted_sum(const float* weights, const CacheValue<T>* v, int64_t stride, int n, float* out) {
-  constexpr int kLanes = static_cast<int>(FloatVec::size);
+  constexpr int kLanes = kFloatLanes;
   constexpr int kVecs = N / kLanes;
   constexpr int kTail = N - kVecs * kLanes;  // elements after the whole vectors
   constexpr int kChains = kVecs >= 4 ? 1 : 4 / std::max(kVecs, 1);
@@ -56,35 +53,26 @@ void weighted_sum(const float* weights, const CacheValue<T>* v, int64_t stride, 
 }
 
 // out[j] = q . k_j * scale for j < n, k_j = k + j * stride (N elements of
-// type T each).
-// With AVX, 8 positions at a time: their 8 accumulators are reduced together
-// (one horizontal-add tree instead of 8); the positions after the last whole
+// type T each). kFloatLanes positions at a time when N is a whole number of
+// vectors: their accumulators are reduced together (sum_each, one tree
+// instead of one horizontal sum each); the positions after the last whole
 // group go one at a time. Which way a score is summed thus depends only on n,
 // the query's position + 1, never on the batch it came in.
 template <TensorType T, int N>
 void scores(const float* q, const CacheValue<T>* k, int64_t stride, int n, float scale, float* out) {
-  constexpr int kLanes = static_cast<int>(FloatVec::size);
   int j = 0;
-#if defined(__AVX__)
-  if constexpr (kLanes == 8 && N % kLanes == 0) {
-    for (; j + 8 <= n; j += 8) {
-      __m256 acc[8];
-      for (int p = 0; p < 8; ++p) {
+  if constexpr (N % kFloatLanes == 0) {
+    for (; j + kFloatLanes <= n; j += kFloatLanes) {
+      FloatVec acc[kFloatLanes];
+      for (int p = 0; p < kFloatLanes; ++p) {
         const auto* kp = reinterpret_cast<const uint8_t*>(k + (j + p) * stride);
-        acc[p] = _mm256_mul_ps(_mm256_loadu_ps(q), WeightRow<T>::load(kp, 0));
-        for (int i = kLanes; i < N; i += kLanes)
-          acc[p] = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), WeightRow<T>::load(kp, i), acc[p]);
+        acc[p] = FloatVec::load_unaligned(q) * WeightRow<T>::load(kp, 0);
+        for (int i = kFloatLanes; i < N; i += kFloatLanes)
+          acc[p] = xsimd::fma(FloatVec::load_unaligned(q + i), WeightRow<T>::load(kp, i), acc[p]);
       }
-      // Lane p of the result is the sum of acc[p]'s lanes.
-      const __m256 sum01 = _mm256_hadd_ps(acc[0], acc[1]), sum23 = _mm256_hadd_ps(acc[2], acc[3]);
-      const __m256 sum45 = _mm256_hadd_ps(acc[4], acc[5]), sum67 = _mm256_hadd_ps(acc[6], acc[7]);
-      const __m256 sum0123 = _mm256_hadd_ps(sum01, sum23), sum4567 = _mm256_hadd_ps(sum45, sum67);
-      const __m256 total = _mm256_add_ps(_mm256_permute2f128_ps(sum0123, sum4567, 0x20),
-                                         _mm256_permute2f128_ps(sum0123, sum4567, 0x31));
-      _mm256_storeu_ps(out + j, _mm256_mul_ps(total, _mm256_set1_ps(scale)));
+      (sum_each(acc) * FloatVec(scale)).store_unaligned(out + j);  // lane p: the sum of acc[p]
     }
   }
-#endif
   for (; j < n; ++j) {
     float s[1][1];
     dot_tile<T, N, 1, 1>(reinterpret_cast<const uint8_t*>(k + j * stride), q, s);

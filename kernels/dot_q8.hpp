@@ -33,7 +33,7 @@ template <class Ops, TensorType T, int Cols, int NVecs>
 void dot_group_q8(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs]) {
   static_assert(reads_q8(T) && Cols % kQuantBlockElems == 0);
   constexpr int kBlocks = Cols / kQuantBlockElems;
-  constexpr int64_t kBlockBytes = kInterleaveRows * block_quant_bytes(T);
+  constexpr int64_t kBlockBytes = Ops::kRows * block_quant_bytes(T);
   const auto* scales = reinterpret_cast<const uint16_t*>(group);
   const uint8_t* quants = group + interleaved_scales_bytes(Cols);
 
@@ -42,7 +42,7 @@ void dot_group_q8(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs])
     for (int64_t line = 0; line < kBlockBytes; line += kCacheLineBytes)
       __builtin_prefetch(quants + b * kBlockBytes + line + kPrefetchAheadBytes);
     const typename Ops::Quants w = Ops::template decode<T>(quants + b * kBlockBytes);
-    const typename Ops::Acc w_scales = Ops::weight_scales(scales + b * kInterleaveRows);
+    const typename Ops::Acc w_scales = Ops::weight_scales(scales + b * Ops::kRows);
     for (int t = 0; t < NVecs; ++t) {
       const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
       const int32_t offset = T == TensorType::Q4_0 ? 8 * *xb.sum : 0;

@@ -24,7 +24,7 @@ void interleave_matrix(TensorType t, const void* gguf, void* out, int64_t rows, 
         std::memcpy(group + (b * kInterleaveRows + r) * 2, block, 2);  // the fp16 scale
         uint8_t* block_quants = quants + b * kInterleaveRows * quant_bytes;
         for (int64_t v = 0; v < quant_bytes / 4; ++v)
-          std::memcpy(block_quants + v * 32 + r * 4, block + 2 + v * 4, 4);
+          std::memcpy(block_quants + v * kInterleavedVectorBytes + r * 4, block + 2 + v * 4, 4);
       }
     }
   }

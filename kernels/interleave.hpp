@@ -2,37 +2,43 @@
 // matmul reads them.
 //
 // GGUF stores a quantized matrix row after row. The matmul (dot_q8.hpp)
-// multiplies 8 rows at once, one AVX2 register holding 4 bytes of each of
-// them, so that each 32-bit lane of the result belongs to one row and no
-// horizontal sums are needed. Each group of 8 rows becomes one contiguous
-// stretch of memory (read front to back, a single stream for the prefetcher):
+// multiplies kInterleaveRows rows at once (8 with AVX2 or NEON, 16 with
+// AVX-512: as many as one register holds 32-bit lanes, kernels/arch/int8.hpp),
+// one register holding 4 bytes of each of them, so that each 32-bit lane of
+// the result belongs to one row and no horizontal sums are needed. Each group
+// of kInterleaveRows rows becomes one contiguous stretch of memory (read
+// front to back, a single stream for the prefetcher):
 //
-//   scales: for each block b, the 8 rows' fp16 scales (16 bytes), padded to a
-//           cache line at the end;
-//   quants: for each block b, vectors of 32 bytes; vector v holds bytes
-//           4v .. 4v + 3 of row 0's quants in block b, then the same bytes of
-//           rows 1 .. 7. Q8_0 has 8 vectors per block (elements 4v .. 4v + 3);
-//           Q4_0 has 4 (byte j packs elements j and j + 16 as low and high
-//           nibble, so vector v holds elements 4v .. 4v + 3 and 16 + 4v ..).
+//   scales: for each block b, the rows' fp16 scales (2 * kInterleaveRows
+//           bytes), padded to a cache line at the end;
+//   quants: for each block b, vectors of 4 * kInterleaveRows bytes; vector v
+//           holds bytes 4v .. 4v + 3 of row 0's quants in block b, then the
+//           same bytes of rows 1, 2, ... Q8_0 has 8 vectors per block
+//           (elements 4v .. 4v + 3); Q4_0 has 4 (byte j packs elements j and
+//           j + 16 as low and high nibble, so vector v holds elements
+//           4v .. 4v + 3 and 16 + 4v ..).
 //
-// A last group with fewer than 8 rows is padded with zero rows. The layout
-// takes the bytes of the GGUF matrix plus at most 64 bytes of padding per
-// group (and the zero rows of the last group).
+// A last group with fewer rows is padded with zero rows. The layout takes the
+// bytes of the GGUF matrix plus at most 64 bytes of padding per group (and
+// the zero rows of the last group). It depends on the instruction set the
+// build targets, like the code that reads it.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/arch/int8.hpp"
 #include "kernels/quant.hpp"
 
 namespace kiln::kernels {
-
-inline constexpr int kInterleaveRows = 8;
 
 // The weight types stored interleaved for the matmul.
 constexpr bool is_interleaved(TensorType t) { return t == TensorType::Q8_0 || t == TensorType::Q4_0; }
 
 // Bytes of one row's quants in one block (the block without its fp16 scale).
 constexpr int64_t block_quant_bytes(TensorType t) { return traits_of(t).block_bytes - 2; }
+
+// Bytes of one vector of a block: 4 of each row.
+inline constexpr int64_t kInterleavedVectorBytes = 4 * kInterleaveRows;
 
 constexpr int64_t interleaved_scales_bytes(int64_t cols) {
   const int64_t bytes = cols / kQuantBlockElems * kInterleaveRows * 2;

@@ -7,12 +7,9 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/arch/simd.hpp"
 #include "kernels/fp16.hpp"
 #include "kernels/tensor_type.hpp"
-
-#if defined(__AVX__)
-#include <immintrin.h>
-#endif
 
 namespace kiln::kernels {
 
@@ -30,12 +27,7 @@ template <TensorType T, int Dim>
 void store_row(const float* in, CacheValue<T>* out) {
   int i = 0;
   if constexpr (T == TensorType::F16) {
-#if defined(__F16C__) && defined(__AVX__)
-    // Same rounding as fp32_to_fp16 (nearest, ties to even), 8 at a time.
-    for (; i + 8 <= Dim; i += 8)
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
-                       _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
-#endif
+    for (; i + kFloatLanes <= Dim; i += kFloatLanes) narrow_f16(in + i, out + i);  // rounds as fp32_to_fp16
     for (; i < Dim; ++i) out[i] = fp32_to_fp16(in[i]);
   } else {
     for (; i < Dim; ++i) out[i] = in[i];

@@ -1,6 +1,7 @@
 // WeightRow for the K-quants (included by weight_row.hpp): each access
 // decodes just the sub-block scale and the codes it needs. load()'s k is a
-// multiple of FloatVec::size, so its lanes share one sub-block (of 16 or 32).
+// multiple of kFloatLanes (at most 16), so its lanes share one sub-block (of
+// 16 or 32 elements).
 #pragma once
 
 #include <cmath>
@@ -35,19 +36,20 @@ const Block& block(const uint8_t* row, int64_t k) {
   return reinterpret_cast<const Block*>(row)[k / kSuperBlockElems];
 }
 
-#if defined(__AVX2__)
-// Eight codes of 0..255, one per byte, as floats.
-inline FloatVec codes_to_floats(__m128i codes) { return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(codes)); }
+// The affine value of kFloatLanes codes (0..255, one per byte) of one sub-block.
+inline FloatVec affine_lanes(const Affine& f, const uint8_t* codes) { return f(widen_bytes<false>(codes)); }
 
-inline __m128i load_8_bytes(const uint8_t* p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); }
-
-// low_nibble_code for elements j .. j + 7, one per byte.
-inline __m128i low_nibble_codes(const uint8_t (&qs)[kSuperBlockElems / 2], int j) {
-  __m128i bytes = load_8_bytes(qs + j / 64 * 32 + j % 32);
-  if (j / 32 % 2 != 0) bytes = _mm_srli_epi16(bytes, 4);  // high nibbles down (the mask clears the rest)
-  return _mm_and_si128(bytes, _mm_set1_epi8(0x0f));
+// Nibbles of kFloatLanes consecutive bytes, low (shift 0) or high (shift 4).
+inline void nibbles(const uint8_t* bytes, int shift, uint8_t* codes) {
+  for (int i = 0; i < kFloatLanes; ++i) codes[i] = (bytes[i] >> shift) & 0x0f;
 }
-#endif
+
+// low_nibble_code for elements j .. j + kFloatLanes - 1 of a super-block.
+inline void low_nibble_codes(const uint8_t (&qs)[kSuperBlockElems / 2], int j, uint8_t* codes) {
+  nibbles(qs + j / 64 * 32 + j % 32, 4 * (j / 32 % 2), codes);
+}
+
+static_assert(kFloatLanes <= 16, "a load must stay inside one sub-block of 16");
 
 }  // namespace kquant
 
@@ -59,14 +61,11 @@ struct WeightRow<TensorType::Q4_K> {
     return kquant::sub_block_affine(b, j)(static_cast<float>(low_nibble_code(b.qs, j)));
   }
   static FloatVec load(const uint8_t* row, int64_t k) {
-#if defined(__AVX2__)
-    static_assert(FloatVec::size == 8);
     const auto& b = kquant::block<BlockQ4_K>(row, k);
     const int j = static_cast<int>(k % kSuperBlockElems);
-    return kquant::sub_block_affine(b, j)(kquant::codes_to_floats(kquant::low_nibble_codes(b.qs, j)));
-#else
-    return load_by_lanes<TensorType::Q4_K>(row, k);
-#endif
+    uint8_t codes[kFloatLanes];
+    kquant::low_nibble_codes(b.qs, j, codes);
+    return kquant::affine_lanes(kquant::sub_block_affine(b, j), codes);
   }
 };
 
@@ -78,18 +77,12 @@ struct WeightRow<TensorType::Q5_K> {
     return kquant::sub_block_affine(b, j)(static_cast<float>(q5_k_code(b, j)));
   }
   static FloatVec load(const uint8_t* row, int64_t k) {
-#if defined(__AVX2__)
-    static_assert(FloatVec::size == 8);
     const auto& b = kquant::block<BlockQ5_K>(row, k);
     const int j = static_cast<int>(k % kSuperBlockElems);
-    // Fifth bits: 16 where bit j / 32 of qh[j % 32 ..] is set.
-    const __m128i bit = _mm_set1_epi8(static_cast<char>(1 << (j / 32)));
-    const __m128i set = _mm_cmpeq_epi8(_mm_and_si128(kquant::load_8_bytes(b.qh + j % 32), bit), bit);
-    const __m128i codes = _mm_or_si128(kquant::low_nibble_codes(b.qs, j), _mm_and_si128(set, _mm_set1_epi8(16)));
-    return kquant::sub_block_affine(b, j)(kquant::codes_to_floats(codes));
-#else
-    return load_by_lanes<TensorType::Q5_K>(row, k);
-#endif
+    uint8_t codes[kFloatLanes];
+    kquant::low_nibble_codes(b.qs, j, codes);
+    for (int i = 0; i < kFloatLanes; ++i) codes[i] |= ((b.qh[j % 32 + i] >> (j / 32)) & 1) << 4;  // fifth bits
+    return kquant::affine_lanes(kquant::sub_block_affine(b, j), codes);
   }
 };
 
@@ -102,25 +95,17 @@ struct WeightRow<TensorType::Q6_K> {
     return scale(b, j) * static_cast<float>(q6_k_code(b, j) - 32);
   }
   static FloatVec load(const uint8_t* row, int64_t k) {
-#if defined(__AVX2__)
-    static_assert(FloatVec::size == 8);
     const auto& b = kquant::block<BlockQ6_K>(row, k);
     const int j = static_cast<int>(k % kSuperBlockElems);
-    // The byte positions of q6_k_code, for eight consecutive l.
+    // q6_k_code's byte positions, for consecutive l.
     const int h = j / 128;
     const int q = j % 128 / 32;
     const int l = j % 32;
-    __m128i low = kquant::load_8_bytes(b.ql + 64 * h + 32 * (q % 2) + l);
-    if (q >= 2) low = _mm_srli_epi16(low, 4);
-    low = _mm_and_si128(low, _mm_set1_epi8(0x0f));
-    __m128i high = _mm_srl_epi16(kquant::load_8_bytes(b.qh + 32 * h + l), _mm_cvtsi32_si128(2 * q));
-    high = _mm_slli_epi16(_mm_and_si128(high, _mm_set1_epi8(3)), 4);  // 2 bits moved up stay inside their byte
+    uint8_t codes[kFloatLanes];
+    kquant::nibbles(b.ql + 64 * h + 32 * (q % 2) + l, q >= 2 ? 4 : 0, codes);
+    for (int i = 0; i < kFloatLanes; ++i) codes[i] |= ((b.qh[32 * h + l + i] >> (2 * q)) & 3) << 4;
     // code - 32 is exact in float either way, so this matches at().
-    const FloatVec centred = kquant::codes_to_floats(_mm_or_si128(low, high)) - FloatVec(32.0f);
-    return FloatVec(scale(b, j)) * centred;
-#else
-    return load_by_lanes<TensorType::Q6_K>(row, k);
-#endif
+    return FloatVec(scale(b, j)) * (widen_bytes<false>(codes) - FloatVec(32.0f));
   }
 };
 

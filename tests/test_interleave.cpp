@@ -37,7 +37,7 @@ void check_layout(TensorType t, int rows, int cols) {
         if (row < rows) std::memcpy(block.data(), gguf.data() + (row * n_blocks + b) * block_bytes, block.size());
         CHECK(std::memcmp(group + (b * kInterleaveRows + r) * 2, block.data(), 2) == 0);
         for (int64_t j = 0; j < quant_bytes; ++j) {
-          const uint8_t at = quants[b * kInterleaveRows * quant_bytes + (j / 4) * 32 + r * 4 + j % 4];
+          const uint8_t at = quants[b * kInterleaveRows * quant_bytes + (j / 4) * kInterleavedVectorBytes + r * 4 + j % 4];
           if (at != block[2 + j]) FAIL_CHECK("row " << row << " block " << b << " byte " << j);
         }
       }
@@ -47,20 +47,22 @@ void check_layout(TensorType t, int rows, int cols) {
 
 TEST_CASE("interleave: every byte in its place") {
   for (TensorType t : {TensorType::Q8_0, TensorType::Q4_0}) {
-    check_layout(t, 8, 32);
-    check_layout(t, 13, 96);  // a partial last group
-    check_layout(t, 3, 288);  // a single partial group
+    check_layout(t, kInterleaveRows, 32);
+    check_layout(t, kInterleaveRows + 5, 96);  // a partial last group
+    check_layout(t, 3, 288);                   // a single partial group
   }
 }
 
 TEST_CASE("interleave: sizes") {
-  // Scales padded to a cache line, then 8 rows of quants per block.
+  // Scales padded to a cache line, then kInterleaveRows rows of quants per block.
+  constexpr int64_t kRows = kInterleaveRows;
+  CHECK(kInterleavedVectorBytes == 4 * kRows);
   CHECK(interleaved_scales_bytes(64) == 64);
-  CHECK(interleaved_scales_bytes(2048) == 1024);
-  CHECK(interleaved_group_bytes(TensorType::Q8_0, 2048) == 1024 + 64 * 8 * 32);
-  CHECK(interleaved_group_bytes(TensorType::Q4_0, 2048) == 1024 + 64 * 8 * 16);
-  CHECK(interleaved_bytes(TensorType::Q8_0, 17, 64) == 3 * interleaved_group_bytes(TensorType::Q8_0, 64));
-  // Whole groups of 8 rows take exactly the GGUF bytes when the scales fill whole cache lines.
+  CHECK(interleaved_scales_bytes(2048) == 64 * kRows * 2);
+  CHECK(interleaved_group_bytes(TensorType::Q8_0, 2048) == 64 * kRows * 2 + 64 * kRows * 32);
+  CHECK(interleaved_group_bytes(TensorType::Q4_0, 2048) == 64 * kRows * 2 + 64 * kRows * 16);
+  CHECK(interleaved_bytes(TensorType::Q8_0, 2 * kRows + 1, 64) == 3 * interleaved_group_bytes(TensorType::Q8_0, 64));
+  // Whole groups take exactly the GGUF bytes when the scales fill whole cache lines.
   CHECK(interleaved_bytes(TensorType::Q4_0, 256, 2048) == static_cast<int64_t>(row_bytes(TensorType::Q4_0, 2048)) * 256);
   CHECK(interleaved_bytes(TensorType::Q8_0, 256, 2048) == static_cast<int64_t>(row_bytes(TensorType::Q8_0, 2048)) * 256);
 }

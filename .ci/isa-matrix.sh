@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# CI: every instruction-set level kiln supports compiles with -Werror, and its
+# test suite runs wherever this machine can execute it:
+#   x86-64 (SSE2 baseline), x86-64-v3 (AVX2), x86-64-v4 (AVX-512 without VNNI),
+#   cascadelake (AVX-512 with VNNI): the full suite if the CPU has the level,
+#     otherwise compiled only (said so);
+#   aarch64 (armv8.2-a+dotprod), cross-compiled: the kernel and end-to-end
+#     suites under qemu-user; aarch64 baseline (armv8-a): the kernel tests.
+# An AVX-512 program started on an (emulated) CPU without AVX-512 must stop
+# with kiln's one-line message, not an illegal instruction.
+# (The default, -march=native, is built and tested by scripts/test.sh.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$SECONDS
+
+if [ "$(id -u)" -eq 0 ]; then
+  missing=()
+  for p in g++-aarch64-linux-gnu qemu-user; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "isa-matrix: installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
+
+jobs=$(nproc)
+configure() {  # build dir, then cmake arguments
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DKILN_MODEL= -DKILN_SYNTHETIC_PRESET= "$@" >/dev/null
+}
+
+# Whether this CPU runs code built with -march=$1 (the compiler's macros for
+# that level, checked against the CPU's flags).
+cpu_runs() {
+  local needs
+  needs=$(g++ -march="$1" -dM -E -x c++ /dev/null |
+    sed -n 's/^#define __\(AVX512[A-Z0-9]*\|AVX2\|FMA\|F16C\|AVXVNNI\)__ 1$/\1/p' | tr 'A-Z' 'a-z')
+  local flags
+  flags=$(grep -m1 '^flags' /proc/cpuinfo)
+  for f in $needs; do
+    case $f in
+      avx512vnni) f=avx512_vnni ;;
+      avx512bf16) f=avx512_bf16 ;;
+      avxvnni) f=avx_vnni ;;
+    esac
+    [[ " $flags " == *" $f "* ]] || return 1
+  done
+}
+
+for level in x86-64 x86-64-v3 x86-64-v4 cascadelake; do
+  dir=build-isa-$level
+  configure "$dir" -DKILN_ARCH="$level"
+  cmake --build "$dir" -j"$jobs"
+  if cpu_runs "$level"; then
+    ctest --test-dir "$dir" --output-on-failure
+    echo "isa-matrix: $level built and tested after $((SECONDS - start)) s"
+  else
+    echo "isa-matrix: $level built; NOT run (this CPU lacks it) after $((SECONDS - start)) s"
+  fi
+done
+
+# The start-up check: an AVX-512 build on an emulated CPU without AVX-512.
+out=$(qemu-x86_64 -cpu Haswell build-isa-x86-64-v4/tests/test_cpu_features 2>&1) && status=0 || status=$?
+if [ "$status" -ne 1 ] || [[ "$out" != *"this binary needs AVX-512F"*"this CPU lacks them"* ]]; then
+  echo "isa-matrix: an x86-64-v4 program on a Haswell CPU should stop with one line, got status $status: $out"
+  exit 1
+fi
+echo "isa-matrix: the x86-64-v4 build refuses a Haswell CPU: $out"
+
+# aarch64: xsimd and doctest from the host's /usr/include, on their own.
+headers=$PWD/build-isa-arm-headers
+mkdir -p "$headers"
+ln -sfn /usr/include/xsimd "$headers/xsimd"
+ln -sfn /usr/include/doctest "$headers/doctest"
+arm=(-DCMAKE_TOOLCHAIN_FILE=scripts/toolchains/aarch64-linux-gnu.cmake -DXSIMD_INCLUDE_DIR="$headers"
+  -DDOCTEST_INCLUDE_DIR="$headers")
+arm_suites='^(test_kernels.*|test_interleave|test_cpu_features|e2e_synthetic|e2e_synth_combos)$'
+
+configure build-isa-aarch64 "${arm[@]}" -DKILN_ARCH=armv8.2-a+dotprod
+cmake --build build-isa-aarch64 -j"$jobs"
+ctest --test-dir build-isa-aarch64 --output-on-failure -R "$arm_suites"
+echo "isa-matrix: aarch64 (armv8.2-a+dotprod) built, kernel and end-to-end suites passed under qemu after $((SECONDS - start)) s"
+
+configure build-isa-aarch64-base "${arm[@]}" -DKILN_ARCH=armv8-a
+cmake --build build-isa-aarch64-base -j"$jobs" --target test_kernels test_kernels_matmul test_interleave
+ctest --test-dir build-isa-aarch64-base --output-on-failure -R '^(test_kernels|test_kernels_matmul|test_interleave)$'
+echo "isa-matrix: aarch64 baseline (armv8-a) kernel tests passed under qemu after $((SECONDS - start)) s"

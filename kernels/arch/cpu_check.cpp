@@ -1,0 +1,102 @@
+// The start-up check of cpu_features.hpp. This file is compiled for the
+// baseline of its architecture (no -march of kiln's), so that the check
+// itself runs on any CPU, and it runs as a constructor ahead of the others
+// (priority 101): before any code compiled for the wider instruction set.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/arch/cpu_features.hpp"
+
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
+#ifndef KILN_ARCH_NAME
+#error "KILN_ARCH_NAME (the -march the kernels were built with) must be defined"
+#endif
+
+namespace kiln::cpu {
+
+namespace {
+
+struct Named {
+  Feature bit;
+  const char* name;
+};
+
+constexpr Named kNames[] = {
+    {kSse3, "SSE3"},       {kSsse3, "SSSE3"},         {kSse41, "SSE4.1"},        {kSse42, "SSE4.2"},
+    {kPopcnt, "POPCNT"},   {kAvx, "AVX"},             {kAvx2, "AVX2"},           {kFma, "FMA"},
+    {kF16c, "F16C"},       {kBmi2, "BMI2"},           {kAvx512f, "AVX-512F"},    {kAvx512bw, "AVX-512BW"},
+    {kAvx512vl, "AVX-512VL"}, {kAvx512dq, "AVX-512DQ"}, {kAvx512cd, "AVX-512CD"}, {kAvx512vnni, "AVX-512 VNNI"},
+    {kAvx512bf16, "AVX-512 BF16"}, {kAvxvnni, "AVX-VNNI"}, {kNeonDotprod, "the NEON dot product (dotprod)"},
+};
+
+// Runs before main and before the other constructors; exits the process if
+// the CPU lacks what the kernels were compiled for.
+__attribute__((constructor(101))) void check_cpu_at_start() {
+  char line[512];
+  if (!missing_features(required_features(), present_features(), KILN_ARCH_NAME, line, sizeof line)) return;
+  std::fprintf(stderr, "kiln: %s\n", line);
+  std::_Exit(1);
+}
+
+}  // namespace
+
+uint32_t present_features() {
+  uint32_t f = 0;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();  // constructors may run before libgcc's own
+  const struct {
+    Feature bit;
+    bool present;
+  } checks[] = {
+      {kSse3, __builtin_cpu_supports("sse3") != 0},
+      {kSsse3, __builtin_cpu_supports("ssse3") != 0},
+      {kSse41, __builtin_cpu_supports("sse4.1") != 0},
+      {kSse42, __builtin_cpu_supports("sse4.2") != 0},
+      {kPopcnt, __builtin_cpu_supports("popcnt") != 0},
+      {kAvx, __builtin_cpu_supports("avx") != 0},
+      {kAvx2, __builtin_cpu_supports("avx2") != 0},
+      {kFma, __builtin_cpu_supports("fma") != 0},
+      {kF16c, __builtin_cpu_supports("f16c") != 0},
+      {kBmi2, __builtin_cpu_supports("bmi2") != 0},
+      {kAvx512f, __builtin_cpu_supports("avx512f") != 0},
+      {kAvx512bw, __builtin_cpu_supports("avx512bw") != 0},
+      {kAvx512vl, __builtin_cpu_supports("avx512vl") != 0},
+      {kAvx512dq, __builtin_cpu_supports("avx512dq") != 0},
+      {kAvx512cd, __builtin_cpu_supports("avx512cd") != 0},
+      {kAvx512vnni, __builtin_cpu_supports("avx512vnni") != 0},
+      {kAvx512bf16, __builtin_cpu_supports("avx512bf16") != 0},
+      {kAvxvnni, __builtin_cpu_supports("avxvnni") != 0},
+  };
+  for (const auto& c : checks)
+    if (c.present) f |= c.bit;
+#elif defined(__aarch64__)
+  if ((getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0) f |= kNeonDotprod;
+#endif
+  return f;
+}
+
+bool missing_features(uint32_t required, uint32_t present, const char* arch, char* line, size_t size) {
+  const uint32_t missing = required & ~present;
+  if (missing == 0) return false;
+  char names[384] = "";
+  int count = 0;
+  for (const Named& n : kNames) {
+    if ((missing & n.bit) == 0) continue;
+    if (count++ > 0) std::strncat(names, ", ", sizeof names - std::strlen(names) - 1);
+    std::strncat(names, n.name, sizeof names - std::strlen(names) - 1);
+  }
+  std::snprintf(line, size, "this binary needs %s (compiled with -march=%s%s); this CPU lacks %s", names, arch,
+                std::strcmp(arch, "native") == 0 ? " on another machine" : "", count == 1 ? "it" : "them");
+  return true;
+}
+
+}  // namespace kiln::cpu
+
+// The symbol the build makes every program keep (kernels/CMakeLists.txt), so
+// that this file, and with it the constructor, is linked in.
+extern "C" const int kiln_cpu_check = 1;

@@ -1,0 +1,18 @@
+# Cross-compiling kiln for 64-bit Arm Linux with Debian's g++-aarch64-linux-gnu;
+# programs built here (kiln-codegen during the build, tests under ctest) run
+# through qemu-user (Debian's qemu-user). Used by .ci/isa-matrix.sh:
+#   cmake -S . -B build-arm -DCMAKE_TOOLCHAIN_FILE=scripts/toolchains/aarch64-linux-gnu.cmake \
+#         -DKILN_ARCH=armv8.2-a+dotprod -DXSIMD_INCLUDE_DIR=DIR -DDOCTEST_INCLUDE_DIR=DIR
+# xsimd and doctest are header-only, but their Debian packages live in the
+# host's /usr/include, which must not come before the Arm C library's headers:
+# DIR is a folder holding just those two (links to /usr/include/xsimd and
+# /usr/include/doctest).
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR aarch64)
+set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu)
+set(CMAKE_FIND_ROOT_PATH /usr/aarch64-linux-gnu)
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
