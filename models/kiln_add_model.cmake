@@ -82,6 +82,7 @@ function(kiln_add_synthetic_model name)
     set(ARG_SEED 1)
   endif()
   set(gguf "${CMAKE_BINARY_DIR}/models/${name}.gguf")
+  file(MAKE_DIRECTORY "${CMAKE_BINARY_DIR}/models")  # kiln-synth writes into an existing folder only
   add_custom_command(
     OUTPUT "${gguf}"
     COMMAND kiln::synth ${synth_args} --seed ${ARG_SEED} -o "${gguf}"
