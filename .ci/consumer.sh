@@ -25,7 +25,9 @@ quiet() { "$@" >"$tmp/step.log" 2>&1 || { tail -n 60 "$tmp/step.log" >&2; fail "
 command_for() {
   grep -B1 -E "\"file\": \"[^\"]*/$1\"" "$2" | head -1 | sed -E 's/^ *"command": "//; s/",?$//'
 }
-march_of() { grep -oE -- '-march=[^ ]+' <<<"$1" | tail -1; }
+# The macros the instruction-set flags (-m...) of a compile command define:
+# what the code is compiled for, however the flags spell it.
+isa_macros() { ${1%% *} $(grep -oE -- ' -m[^ ]+' <<<"$1") -dM -E -x c++ /dev/null | sort; }
 
 # check <consumer build dir> <compile_commands.json that has kiln's own sources> <werror: yes|no>
 check() {
@@ -42,10 +44,8 @@ check() {
   if [ "$werror" = yes ]; then
     grep -q -- '-Werror' <<<"$lib" || fail "kiln's own file is compiled without -Werror: $lib"
   fi
-  local want
-  want=$(march_of "$lib")
-  [ -n "$want" ] && [ "$(march_of "$gen")" = "$want" ] ||
-    fail "the generated model code is not compiled with kiln's $want: $gen"
+  grep -q -- ' -march=' <<<"$gen" && [ "$(isa_macros "$gen")" = "$(isa_macros "$lib")" ] ||
+    fail "the generated model code is not compiled for kiln's instruction set: $gen"
 
   local isas
   case $(uname -m) in

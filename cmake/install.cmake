@@ -5,6 +5,24 @@
 include(CMakePackageConfigHelpers)
 set(kiln_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 
+# The instruction set the installed libraries were compiled for, for the model
+# code kiln_add_model generates later. -march=native would mean the CPU of
+# whichever machine builds that code, so it is recorded as the flags it stood
+# for here (gcc's driver lists them: `-###`); other values are names already.
+set(kiln_installed_arch_flags -march=${KILN_ARCH})
+if(KILN_ARCH STREQUAL "native" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -march=native "-###" -E -x c++ - INPUT_FILE /dev/null
+                  OUTPUT_QUIET ERROR_VARIABLE driver_lines RESULT_VARIABLE driver_status)
+  string(REGEX MATCH "cc1plus[^\n]*" compiler_line "${driver_lines}")
+  string(REGEX MATCHALL " \"?-m[^ ]+" native_flags "${compiler_line}")
+  list(TRANSFORM native_flags REPLACE "[ \"]" "")
+  if(NOT driver_status EQUAL 0 OR NOT native_flags MATCHES "-march=")
+    message(FATAL_ERROR "kiln: cannot tell which flags -march=native stands for with ${CMAKE_CXX_COMPILER}")
+  endif()
+  set(kiln_installed_arch_flags ${native_flags})
+endif()
+target_compile_options(kiln_arch INTERFACE "$<INSTALL_INTERFACE:${kiln_installed_arch_flags}>")
+
 install(TARGETS kiln_arch kiln_kernels kiln_engine kiln_models kiln_cli kiln_bench kiln-codegen kiln-synth
         EXPORT kilnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
