@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Builds tests/consumer, a separate project using kiln, the two ways the
 # README shows: add_subdirectory of this source tree, and find_package from a
-# `cmake --install` prefix. Runs its program each time and checks that kiln's
-# -Werror and -march reached kiln's code and the generated model code but not
-# the project's own file, which still compiles as C++20. Last, that the header
-# the project includes reads the same whatever the instruction set (no kernel
-# code that differs by ISA macros, which would break the one-definition rule
-# between the project's files and kiln's). KILN_CMAKE_ARGS go to both builds.
+# `cmake --install` prefix. Runs its program each time and checks, from the
+# compile commands, that kiln's warnings (and -Werror where kiln is the
+# top-level project) reach kiln's sources, that the generated model code is
+# compiled for the instruction set of kiln's libraries, and that neither
+# reaches the project's own file, which still compiles as C++20. Last, that
+# kiln's headers the project includes read the same at two instruction sets:
+# no kernel code that differs by ISA macros, which would break the
+# one-definition rule between the project's files and kiln's.
+# KILN_CMAKE_ARGS go to every configure step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
