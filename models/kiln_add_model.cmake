@@ -5,6 +5,9 @@
 #   <name>        its command-line program (in <build>/bin)
 #   <name>-bench  its benchmark program (in <build>/bin)
 # Codegen runs at build time and again whenever the GGUF or kiln-codegen changes.
+# The generated code is compiled with the instruction set of kiln's libraries
+# (kiln::arch); the calling project's own targets are left as they are.
+# Works the same after add_subdirectory(kiln) and after find_package(kiln).
 # CTX is the KV cache size (default: the model's context length, at most 4096);
 # BATCH the most tokens one forward call ingests (default 512, at most CTX);
 # KV the element type of the KV cache (default f16, as llama.cpp; f32 doubles
@@ -29,21 +32,34 @@ function(kiln_add_model name)
   add_custom_command(
     OUTPUT "${out}/${name}.hpp" "${out}/${name}.forward.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.timed.cpp"
            "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp"
-    COMMAND kiln-codegen "${gguf}" --name "${name}" --out-dir "${out}" --ctx ${ARG_CTX} --batch ${ARG_BATCH} --kv ${ARG_KV}
-    DEPENDS kiln-codegen "${gguf}"
+    COMMAND kiln::codegen "${gguf}" --name "${name}" --out-dir "${out}" --ctx ${ARG_CTX} --batch ${ARG_BATCH} --kv ${ARG_KV}
+    DEPENDS kiln::codegen "${gguf}"
     COMMENT "kiln: generating model ${name} from ${gguf}"
     VERBATIM)
 
   add_library(${name}_model STATIC "${out}/${name}.gen.cpp" "${out}/${name}.timed.cpp" "${out}/${name}.hpp"
               "${out}/${name}.forward.hpp")
   target_include_directories(${name}_model PUBLIC "${out}")
-  target_link_libraries(${name}_model PUBLIC kiln_models)
+  target_link_libraries(${name}_model PUBLIC kiln::models PRIVATE kiln::arch)
 
   add_executable(${name} "${out}/${name}.main.cpp")
-  target_link_libraries(${name} PRIVATE ${name}_model kiln_cli)
+  target_link_libraries(${name} PRIVATE ${name}_model kiln::cli kiln::arch)
   add_executable(${name}-bench "${out}/${name}.bench.cpp")
-  target_link_libraries(${name}-bench PRIVATE ${name}_model kiln_bench)
+  target_link_libraries(${name}-bench PRIVATE ${name}_model kiln::bench kiln::arch)
   set_target_properties(${name} ${name}-bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+  kiln_warn_if_unoptimized()
+endfunction()
+
+# kiln's code is meant to run optimized; a project configured without a build
+# type (single-configuration generators) compiles it at -O0. Said once.
+function(kiln_warn_if_unoptimized)
+  get_property(multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  get_property(warned GLOBAL PROPERTY KILN_WARNED_UNOPTIMIZED)
+  if(NOT multi_config AND NOT CMAKE_BUILD_TYPE AND NOT warned)
+    message(WARNING "kiln: CMAKE_BUILD_TYPE is empty, so the model code compiles unoptimized; "
+                    "configure with -DCMAKE_BUILD_TYPE=Release")
+    set_property(GLOBAL PROPERTY KILN_WARNED_UNOPTIMIZED TRUE)
+  endif()
 endfunction()
 
 # kiln_add_synthetic_model(<name> [PRESET <preset>] [TYPE <type>] [SEED <n>] [SYNTH_ARGS <kiln-synth flags>...]
@@ -66,10 +82,11 @@ function(kiln_add_synthetic_model name)
     set(ARG_SEED 1)
   endif()
   set(gguf "${CMAKE_BINARY_DIR}/models/${name}.gguf")
+  file(MAKE_DIRECTORY "${CMAKE_BINARY_DIR}/models")  # kiln-synth writes into an existing folder only
   add_custom_command(
     OUTPUT "${gguf}"
-    COMMAND kiln-synth ${synth_args} --seed ${ARG_SEED} -o "${gguf}"
-    DEPENDS kiln-synth
+    COMMAND kiln::synth ${synth_args} --seed ${ARG_SEED} -o "${gguf}"
+    DEPENDS kiln::synth
     COMMENT "kiln: writing synthetic model ${name} (random weights) to ${gguf}"
     VERBATIM)
   set(extra)
