@@ -74,7 +74,7 @@ headers=$PWD/build-isa-arm-headers
 mkdir -p "$headers"
 ln -sfn /usr/include/xsimd "$headers/xsimd"
 ln -sfn /usr/include/doctest "$headers/doctest"
-arm=(-DCMAKE_TOOLCHAIN_FILE=scripts/toolchains/aarch64-linux-gnu.cmake -DXSIMD_INCLUDE_DIR="$headers"
+arm=(-DCMAKE_TOOLCHAIN_FILE=scripts/toolchains/aarch64-linux-gnu.cmake -DKILN_INSTALL=OFF -DXSIMD_INCLUDE_DIR="$headers"
   -DDOCTEST_INCLUDE_DIR="$headers")
 arm_suites='^(test_kernels.*|test_interleave|test_cpu_features|e2e_synthetic|e2e_synth_combos)$'
 

@@ -29,6 +29,15 @@ struct KvLayout {
   bool operator==(const KvLayout&) const = default;
 };
 
+// How a forward pass uses the threads it is given (Model::set_threads).
+//   ByWork: as many as its arithmetic pays for, at most threads(): a team
+//     costs a barrier after every kernel, so a pass too small to gain from
+//     one (a tiny model's token) runs on one thread, which a busy second
+//     core cannot slow down either. The default.
+//   Exact: always threads() (tests of thread invariance; measurements).
+// Results are the same bits either way.
+enum class ThreadFit { ByWork, Exact };
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -43,8 +52,10 @@ class Model {
   virtual int max_batch() const = 0;  // tokens one forward call takes at most (fixed at build time)
   virtual int n_vocab() const = 0;
 
-  virtual void set_threads(int n) = 0;
+  virtual void set_threads(int n, ThreadFit fit = ThreadFit::ByWork) = 0;
   virtual int threads() const = 0;
+  // The threads a forward pass of n tokens runs on.
+  virtual int threads_for(int n_tokens) const = 0;
 
   // Runs tokens[0..n) at positions [pos, pos + n), writing their keys and
   // values into the cache; positions before pos must already be there.

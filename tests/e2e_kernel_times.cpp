@@ -51,7 +51,7 @@ TEST_CASE("time_kernels gives forward's logits, bit for bit, on one thread and o
     const auto ids = random_prompt(12, model->n_vocab());
     for (int threads : {1, 2}) {
       CAPTURE(threads);
-      model->set_threads(threads);
+      model->set_threads(threads, kiln::ThreadFit::Exact);
       const auto untimed = kiln::test::all_logits(*model, ids, 1);
       const auto timed = all_logits_timed(*model, ids);
       CHECK(std::memcmp(untimed.data(), timed.data(), untimed.size() * sizeof(float)) == 0);
@@ -70,7 +70,7 @@ TEST_CASE("time_kernels times every kind of kernel") {
     std::vector<float> logits(ids.size() * size_t(model->n_vocab()));
     for (int threads : {1, 2}) {
       CAPTURE(threads);
-      model->set_threads(threads);
+      model->set_threads(threads, kiln::ThreadFit::Exact);
       for (int n : {1, int(ids.size())}) {  // a generation step, and a batch with every position's logits
         CAPTURE(n);
         const auto t = model->time_kernels(ids.data(), n, 0, n == 1 ? kiln::Logits::Last : kiln::Logits::All,

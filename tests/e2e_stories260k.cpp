@@ -145,7 +145,7 @@ TEST_CASE("stories260K: batched ingestion is bit-identical to token by token, wh
   model().set_threads(1);
   const std::vector<float> one_by_one = all_logits(ids, 1);
   for (int threads : {1, 2, 3}) {
-    model().set_threads(threads);
+    model().set_threads(threads, kiln::ThreadFit::Exact);
     for (int chunk : {7, 64, 32 * 1024}) {
       CAPTURE(threads);
       CAPTURE(chunk);
@@ -154,6 +154,21 @@ TEST_CASE("stories260K: batched ingestion is bit-identical to token by token, wh
     }
   }
   model().set_threads(1);
+}
+
+TEST_CASE("stories260K: a token too small for a team runs on one thread, a long prompt on two") {
+  // 0.09 MFLOP of matrix arithmetic per token and layer (64 wide, 172 ff).
+  model().set_threads(2);
+  CHECK(model().threads_for(1) == 1);
+  CHECK(model().threads_for(22) == 1);
+  CHECK(model().threads_for(23) == 2);
+  CHECK(model().threads_for(64) == 2);
+  model().set_threads(3);
+  CHECK(model().threads_for(64) == 3);
+  model().set_threads(2, kiln::ThreadFit::Exact);
+  CHECK(model().threads_for(1) == 2);
+  model().set_threads(1);
+  CHECK(model().threads_for(64) == 1);
 }
 
 TEST_CASE("stories260K: agrees with the reference forward pass on prompts nobody listed") {

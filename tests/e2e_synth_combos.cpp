@@ -58,7 +58,7 @@ TEST_CASE("synthetic combinations: batched ingestion is bit-identical to token b
     model->set_threads(1);
     const auto one_by_one = kiln::test::all_logits(*model, ids, 1);
     for (int threads : {2, 3}) {
-      model->set_threads(threads);
+      model->set_threads(threads, kiln::ThreadFit::Exact);
       const auto batched = kiln::test::all_logits(*model, ids, model->max_batch());
       CHECK(std::memcmp(batched.data(), one_by_one.data(), batched.size() * sizeof(float)) == 0);
     }

@@ -192,7 +192,7 @@ TEST_CASE("with an F16 KV cache, batched ingestion is bit-identical to token by 
     model->set_threads(1);
     const std::vector<float> one_by_one = kiln::test::all_logits(*model, ids, 1);
     for (int threads : {1, 2, 3}) {
-      model->set_threads(threads);
+      model->set_threads(threads, kiln::ThreadFit::Exact);
       for (int chunk : {7, model->max_batch()}) {
         CAPTURE(threads);
         CAPTURE(chunk);

@@ -44,19 +44,37 @@ class CompiledModel final : public kiln::Model {
   int n_ctx() const override { return C::n_ctx; }
   int max_batch() const override { return C::max_batch; }
   int n_vocab() const override { return C::n_vocab; }
-  void set_threads(int n) override { threads_ = std::clamp(n, 1, kMaxThreads); }
+  void set_threads(int n, ThreadFit fit) override {
+    threads_ = std::clamp(n, 1, kMaxThreads);
+    fit_ = fit;
+  }
   int threads() const override { return threads_; }
+
+  // ThreadFit::ByWork: a thread per kLayerFlopsPerThread of a layer's
+  // matrix arithmetic. A team's barriers (about six per layer) cost a few
+  // microseconds each, which a thread's share of under a megaflop does not
+  // win back; stories260K's 0.09 MFLOP per token and layer thus runs one
+  // token on one thread and a prompt of 23 tokens or more on two.
+  int threads_for(int n_tokens) const override {
+    if (fit_ == ThreadFit::Exact) return threads_;
+    constexpr int64_t kLayerFlopsPerThread = 1'000'000;
+    constexpr int64_t kLayerMacsPerToken = int64_t{C::n_embd} * (2 * State<C>::q_dim + 2 * State<C>::kv_dim) +
+                                           int64_t{3} * C::n_embd * C::n_ff;
+    const int64_t useful = 2 * kLayerMacsPerToken * n_tokens / kLayerFlopsPerThread;
+    return static_cast<int>(std::clamp<int64_t>(useful, 1, threads_));
+  }
 
   void forward(const int32_t* tokens, int n, int pos, Logits which, float* logits) override {
     check_forward(tokens, n, pos);
-    Forward::run(*state_, weights_, tokens, n, pos, which, logits, threads_, Untimed{});
+    Forward::run(*state_, weights_, tokens, n, pos, which, logits, threads_for(n), Untimed{});
   }
 
   KernelTimes time_kernels(const int32_t* tokens, int n, int pos, Logits which, float* logits) override {
     check_forward(tokens, n, pos);
     KernelTimes times;
-    times.timing_cost = timing_cost_seconds(threads_);
-    Forward::run(*state_, weights_, tokens, n, pos, which, logits, threads_, Timed(times));
+    const int threads = threads_for(n);
+    times.timing_cost = timing_cost_seconds(threads);
+    Forward::run(*state_, weights_, tokens, n, pos, which, logits, threads, Timed(times));
     for (int k = 0; k < kKernelKinds; ++k) times.seconds[k] -= times.calls[k] * times.timing_cost;
     return times;
   }
@@ -168,6 +186,7 @@ class CompiledModel final : public kiln::Model {
   Weights<C> weights_{};
   std::unique_ptr<State<C>> state_;
   int threads_ = 1;
+  ThreadFit fit_ = ThreadFit::ByWork;
 };
 
 }  // namespace kiln::llama
