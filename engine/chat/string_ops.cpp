@@ -44,14 +44,36 @@ char32_t to_lower(char32_t c) {
   return c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
+// The characters Python upper-cases into more than one (its full case
+// mapping, SpecialCasing.txt); the C library maps one to one.
+std::u32string_view upper_expansion(char32_t c) {
+  switch (c) {
+    case U'\u00DF': return U"SS";
+    case U'\uFB00': return U"FF";
+    case U'\uFB01': return U"FI";
+    case U'\uFB02': return U"FL";
+    case U'\uFB03': return U"FFI";
+    case U'\uFB04': return U"FFL";
+    case U'\uFB05':
+    case U'\uFB06': return U"ST";
+    case U'\u0149': return U"\u02BCN";
+    default: return {};
+  }
+}
+
 template <class Map>
-Text map_chars(const Text& s, Map map) {
+Text map_chars(const Text& s, Map map, bool upper_case = false) {
   std::string out;
   const CodePoints cp = decode(s.str());
   for (size_t i = 0; i < cp.chars.size(); ++i) {
     const char32_t c = map(i, cp.chars);
-    if (c == cp.chars[i]) out.append(s.str(), cp.offsets[i], cp.offsets[i + 1] - cp.offsets[i]);
-    else append_utf8(c, out);
+    if (upper_case && c == cp.chars[i] && !upper_expansion(c).empty()) {
+      for (char32_t x : upper_expansion(c)) append_utf8(x, out);
+    } else if (c == cp.chars[i]) {
+      out.append(s.str(), cp.offsets[i], cp.offsets[i + 1] - cp.offsets[i]);
+    } else {
+      append_utf8(c, out);
+    }
   }
   return Text::derived(std::move(out), s);
 }
@@ -162,7 +184,7 @@ Text slice(const Text& s, std::optional<long long> start, std::optional<long lon
 size_t length(const Text& s) { return code_point_offsets(s.str()).size() - 1; }
 
 Text upper(const Text& s) {
-  return map_chars(s, [](size_t i, const std::vector<char32_t>& c) { return to_upper(c[i]); });
+  return map_chars(s, [](size_t i, const std::vector<char32_t>& c) { return to_upper(c[i]); }, true);
 }
 
 Text lower(const Text& s) {

@@ -126,7 +126,7 @@ Value dict_method(const Value& obj, const std::string& name) {
       const Object& o = obj.as_object();
       for (const auto& [k, v] : o.items) {
         Value key = Text::marked(k, o.keys_from_user);
-        if (name == "items") out.emplace_back(Array{key, v});
+        if (name == "items") out.push_back(Value::tuple(Array{key, v}));
         else out.push_back(name == "keys" ? key : v);
       }
       return Value(std::move(out));

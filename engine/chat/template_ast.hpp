@@ -18,7 +18,7 @@ struct Expr {
   enum class Kind {
     Literal,    // value
     Name,       // name
-    List,       // items
+    List,       // items; name "tuple" for a tuple
     Dict,       // items: key, value, key, value, ...
     Attribute,  // a.name
     Subscript,  // a[b]

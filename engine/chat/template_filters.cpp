@@ -251,7 +251,6 @@ Value apply_filter(const std::string& name, const Value& v, const Args& a) {
     return Value(std::round(v.as_float() * scale) / scale);
   }
   if (name == "indent") return indent(v, a);
-  if (name == "wordcount") return Value(static_cast<int64_t>(split(to_text(v), std::nullopt, -1).size()));
   throw ValueError("filter '" + name + "' is not supported by kiln's template renderer");
 }
 

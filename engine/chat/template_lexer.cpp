@@ -10,6 +10,10 @@ namespace kiln::chat {
 
 namespace {
 
+// Longer tags are refused: the renderer's recursion grows with an expression's
+// length (a + b + c + ...), and no real template comes near this.
+constexpr size_t kMaxTokensPerTag = 2000;
+
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -34,7 +38,10 @@ std::string normalize_newlines(std::string_view s) {
 
 class Lexer {
  public:
-  Lexer(std::string source, const std::string& name) : src_(std::move(source)), name_(name) {}
+  Lexer(std::string source, const std::string& name) : src_(std::move(source)), name_(name) {
+    for (size_t i = 0; i < src_.size(); ++i)
+      if (src_[i] == '\n') line_starts_.push_back(i + 1);
+  }
 
   std::vector<Token> run() {
     bool line_starting = true;
@@ -94,15 +101,11 @@ class Lexer {
   }
 
   SourcePos position(size_t at) const {
-    SourcePos p{1, 1};
-    for (size_t i = 0; i < at && i < src_.size(); ++i) {
-      if (src_[i] == '\n') {
-        ++p.line;
-        p.column = 1;
-      } else if ((static_cast<unsigned char>(src_[i]) & 0xC0) != 0x80) {
-        ++p.column;
-      }
-    }
+    at = std::min(at, src_.size());
+    const size_t line = static_cast<size_t>(std::upper_bound(line_starts_.begin(), line_starts_.end(), at) - line_starts_.begin());
+    SourcePos p{static_cast<int>(line), 1};
+    for (size_t i = line_starts_[line - 1]; i < at; ++i)
+      if ((static_cast<unsigned char>(src_[i]) & 0xC0) != 0x80) ++p.column;  // count characters, not bytes
     return p;
   }
 
@@ -155,7 +158,10 @@ class Lexer {
   size_t expression(size_t pos, char kind, char& end_sign) {
     std::vector<char> open;  // brackets not yet closed: the closing marker does not count inside them
     const std::string close = kind == '{' ? "}}" : "%}";
+    const size_t first_token = tokens_.size();
     while (true) {
+      if (tokens_.size() - first_token > kMaxTokensPerTag)
+        fail(pos, "tag longer than " + std::to_string(kMaxTokensPerTag) + " tokens");
       while (pos < src_.size() && is_space(src_[pos])) ++pos;
       if (pos >= src_.size()) fail(pos, std::string("unexpected end of template: missing '") + close + "'");
       if (open.empty()) {
@@ -300,6 +306,7 @@ class Lexer {
 
   std::string src_;
   std::string name_;
+  std::vector<size_t> line_starts_{0};  // byte offset of each line
   std::vector<Token> tokens_;
 };
 

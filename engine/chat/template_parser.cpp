@@ -9,6 +9,8 @@ namespace kiln::chat {
 
 namespace {
 
+constexpr int kMaxNesting = 200;  // deeper expressions or blocks are refused rather than overflowing the stack
+
 class Parser {
  public:
   Parser(const std::vector<Token>& tokens, const std::string& name) : t_(tokens), name_(name) {}
@@ -111,6 +113,7 @@ class Parser {
   }
 
   NodePtr statement() {
+    const Nested nested(*this);
     const Token& tag = next();
     const std::string& s = tag.text;
     if (s == "if") return if_statement(tag.pos);
@@ -240,6 +243,7 @@ class Parser {
     ExprPtr first = ternary ? expression() : or_expression();
     if (!at_op(",")) return first;
     auto list = expr(Expr::Kind::List, p);
+    list->name = "tuple";
     list->items.push_back(std::move(first));
     while (skip_op(",")) {
       if (peek().kind == TokenKind::BlockEnd || peek().kind == TokenKind::VarEnd || at_op(")")) break;
@@ -249,6 +253,7 @@ class Parser {
   }
 
   ExprPtr expression() {
+    const Nested nested(*this);
     ExprPtr e = or_expression();
     while (at_name("if")) {
       const SourcePos p = next().pos;
@@ -288,6 +293,7 @@ class Parser {
   }
 
   ExprPtr not_expression() {
+    const Nested nested(*this);
     if (at_name("not")) {
       const SourcePos p = next().pos;
       auto e = expr(Expr::Kind::Unary, p);
@@ -385,6 +391,7 @@ class Parser {
   }
 
   ExprPtr unary(bool with_filters) {
+    const Nested nested(*this);
     ExprPtr e;
     if (at_op("-") || at_op("+")) {
       const Token& op = next();
@@ -419,7 +426,11 @@ class Parser {
       case TokenKind::Float: return literal(Value(t.number), t.pos);
       case TokenKind::Operator:
         if (t.text == "(") {
-          if (skip_op(")")) return expr(Expr::Kind::List, t.pos);
+          if (skip_op(")")) {
+            auto empty = expr(Expr::Kind::List, t.pos);
+            empty->name = "tuple";
+            return empty;
+          }
           ExprPtr e = tuple_expression();
           expect_op(")");
           return e;
@@ -531,14 +542,18 @@ class Parser {
   }
 
   // name(.name)* and optional arguments, applied to `input` (null: the body of a filter block).
+  ExprPtr filter(ExprPtr input) {
+    auto f = expr(Expr::Kind::Filter, peek().pos);
+    f->name = expect_name();
+    while (skip_op(".")) f->name += "." + expect_name();
+    if (at_op("(")) arguments(*f);
+    f->a = std::move(input);
+    return f;
+  }
+
   ExprPtr filter_chain(ExprPtr input) {
     do {
-      auto f = expr(Expr::Kind::Filter, peek().pos);
-      f->name = expect_name();
-      while (skip_op(".")) f->name += "." + expect_name();
-      if (at_op("(")) arguments(*f);
-      f->a = std::move(input);
-      input = std::move(f);
+      input = filter(std::move(input));
     } while (skip_op("|"));
     return input;
   }
@@ -546,12 +561,7 @@ class Parser {
   ExprPtr filters_and_tests(ExprPtr e) {
     while (true) {
       if (skip_op("|")) {
-        auto f = expr(Expr::Kind::Filter, peek().pos);
-        f->name = expect_name();
-        while (skip_op(".")) f->name += "." + expect_name();
-        if (at_op("(")) arguments(*f);
-        f->a = std::move(e);
-        e = std::move(f);
+        e = filter(std::move(e));
       } else if (at_name("is")) {
         const SourcePos p = next().pos;
         auto t = expr(Expr::Kind::Test, p);
@@ -576,9 +586,19 @@ class Parser {
     }
   }
 
+  // Counts one level of nesting while alive.
+  struct Nested {
+    explicit Nested(Parser& p) : p_(p) {
+      if (++p_.depth_ > kMaxNesting) p_.fail("nested deeper than " + std::to_string(kMaxNesting) + " levels");
+    }
+    ~Nested() { --p_.depth_; }
+    Parser& p_;
+  };
+
   const std::vector<Token>& t_;
   const std::string& name_;
   size_t i_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -205,7 +205,7 @@ class Renderer {
       case Expr::Kind::List: {
         Array items;
         for (const ExprPtr& x : e.items) items.push_back(eval(*x, scope));
-        return Value(std::move(items));
+        return e.name == "tuple" ? Value::tuple(std::move(items)) : Value(std::move(items));
       }
       case Expr::Kind::Dict: {
         auto obj = make_object();
@@ -345,8 +345,10 @@ class Renderer {
     if (op == "**") {
       if (y < 0) return Value(std::pow(static_cast<double>(x), static_cast<double>(y)));
       r = 1;
-      for (int64_t i = 0; i < y; ++i)
-        if (__builtin_mul_overflow(r, x, &r)) throw overflow();
+      for (int64_t base = x; y > 0; y >>= 1) {  // by squaring: at most 63 steps
+        if ((y & 1) && __builtin_mul_overflow(r, base, &r)) throw overflow();
+        if (y > 1 && __builtin_mul_overflow(base, base, &base)) throw overflow();
+      }
       return Value(r);
     }
     if (y == 0) throw ValueError("division by zero");

@@ -17,12 +17,13 @@ Text Text::derived(std::string s, const Text& from) { return marked(std::move(s)
 bool Text::any_user() const { return std::find(user_.begin(), user_.end(), true) != user_.end(); }
 
 void Text::append(const Text& t) {
-  if (!t.user_.empty() && user_.empty()) user_.assign(bytes_.size(), false);
-  bytes_ += t.bytes_;
-  if (!user_.empty()) {
-    if (t.user_.empty()) user_.resize(bytes_.size(), false);
-    else user_.insert(user_.end(), t.user_.begin(), t.user_.end());
+  if (t.user_.empty()) {
+    append(std::string_view(t.bytes_));
+    return;
   }
+  user_.resize(bytes_.size(), false);  // this text's own bytes, marked or not
+  user_.insert(user_.end(), t.user_.begin(), t.user_.end());
+  bytes_ += t.bytes_;
 }
 
 void Text::append(std::string_view plain) {

@@ -142,8 +142,9 @@ std::string repr(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::String: return string_repr(v.as_text().str());
     case Value::Kind::Array: {
-      std::string out = "[";
+      std::string out = v.is_tuple() ? "(" : "[";
       for (size_t i = 0; i < v.as_array().size(); ++i) out += (i ? ", " : "") + repr(v.as_array()[i]);
+      if (v.is_tuple()) return out + (v.as_array().size() == 1 ? ",)" : ")");
       return out + "]";
     }
     case Value::Kind::Object: {

@@ -68,6 +68,14 @@ class Value {
   Value(std::string s) : v_(Text(std::move(s))) {}
   Value(const char* s) : v_(Text(s)) {}
   Value(Array a) : v_(std::make_shared<const Array>(std::move(a))) {}
+  // A list that Python would hold as a tuple (a literal "(a, b)", dict.items()):
+  // the same in every way except how it prints.
+  static Value tuple(Array a) {
+    Value v(std::move(a));
+    v.tuple_ = true;
+    return v;
+  }
+  bool is_tuple() const { return tuple_; }
   Value(std::shared_ptr<Object> o) : v_(std::move(o)) {}
   Value(Function f) : v_(std::make_shared<const Function>(std::move(f))) {}
 
@@ -104,6 +112,7 @@ class Value {
   std::variant<Undefined, std::nullptr_t, bool, int64_t, double, Text, std::shared_ptr<const Array>,
                std::shared_ptr<Object>, std::shared_ptr<const Function>>
       v_;
+  bool tuple_ = false;
 };
 
 std::shared_ptr<Object> make_object();
