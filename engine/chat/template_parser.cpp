@@ -274,23 +274,22 @@ class Parser {
     return e;
   }
 
-  ExprPtr or_expression() {
-    ExprPtr e = and_expression();
-    while (at_name("or")) {
-      const Token& op = next();
-      e = binary(std::move(e), op, and_expression());
+  // One level of left-associative binary operators: `next` operands joined by any of `ops`
+  // (operator tokens, or names such as "and").
+  ExprPtr left_associative(ExprPtr (Parser::*next)(), std::initializer_list<std::string_view> ops) {
+    ExprPtr e = (this->*next)();
+    while (true) {
+      const Token& t = peek();
+      const bool is_op = (t.kind == TokenKind::Operator || t.kind == TokenKind::Name) &&
+                         std::find(ops.begin(), ops.end(), t.text) != ops.end();
+      if (!is_op) return e;
+      ++i_;
+      e = binary(std::move(e), t, (this->*next)());
     }
-    return e;
   }
 
-  ExprPtr and_expression() {
-    ExprPtr e = not_expression();
-    while (at_name("and")) {
-      const Token& op = next();
-      e = binary(std::move(e), op, not_expression());
-    }
-    return e;
-  }
+  ExprPtr or_expression() { return left_associative(&Parser::and_expression, {"or"}); }
+  ExprPtr and_expression() { return left_associative(&Parser::not_expression, {"and"}); }
 
   ExprPtr not_expression() {
     const Nested nested(*this);
@@ -354,41 +353,11 @@ class Parser {
     return c;
   }
 
-  ExprPtr additive() {
-    ExprPtr e = concat();
-    while (at_op("+") || at_op("-")) {
-      const Token& op = next();
-      e = binary(std::move(e), op, concat());
-    }
-    return e;
-  }
-
-  ExprPtr concat() {
-    ExprPtr e = multiplicative();
-    while (at_op("~")) {
-      const Token& op = next();
-      e = binary(std::move(e), op, multiplicative());
-    }
-    return e;
-  }
-
-  ExprPtr multiplicative() {
-    ExprPtr e = power();
-    while (at_op("*") || at_op("/") || at_op("//") || at_op("%")) {
-      const Token& op = next();
-      e = binary(std::move(e), op, power());
-    }
-    return e;
-  }
-
-  ExprPtr power() {
-    ExprPtr e = unary(true);
-    while (at_op("**")) {
-      const Token& op = next();
-      e = binary(std::move(e), op, unary(true));
-    }
-    return e;
-  }
+  ExprPtr additive() { return left_associative(&Parser::concat, {"+", "-"}); }
+  ExprPtr concat() { return left_associative(&Parser::multiplicative, {"~"}); }
+  ExprPtr multiplicative() { return left_associative(&Parser::power, {"*", "/", "//", "%"}); }
+  ExprPtr power() { return left_associative(&Parser::operand, {"**"}); }
+  ExprPtr operand() { return unary(true); }
 
   ExprPtr unary(bool with_filters) {
     const Nested nested(*this);
