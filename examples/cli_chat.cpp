@@ -58,6 +58,11 @@ GenerationStats run_conversation(Model& model, const CliOptions& opt, Sampler& s
     }
     chat.add_message("user", user);
     const std::vector<int32_t>& prompt = chat.prompt_for_reply();
+    if (prompt.size() >= static_cast<size_t>(model.n_ctx())) {
+      std::fprintf(stderr, "conversation: turn %d needs %zu tokens of context, the model holds %d "
+                   "(set at build time: kiln_add_model CTX); ending the conversation\n", turn, prompt.size(), model.n_ctx());
+      return total;
+    }
 
     // The reply's text as it reads after the prompt (SentencePiece's leading
     // space is only dropped at the start of a text, not of a reply).

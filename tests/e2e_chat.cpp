@@ -124,6 +124,16 @@ TEST_CASE("each later turn computes only its new tokens, and reuse does not chan
   CHECK(chat.out.find(text_of(reused_reply, second)) != std::string::npos);
 }
 
+TEST_CASE("a conversation that outgrows the context ends with a message and the timing summary") {
+  std::string input;
+  for (int i = 0; i < 12; ++i) input += "Tell me more about the cat and the dog.\n";
+  const auto chat = run_process({STORIES_BIN, "-cnv", "--temp", "0", "-n", "100", "-t", "1"}, input);
+  CHECK(chat.exit_code == 0);
+  CHECK(chat.err.find("tokens of context, the model holds 512") != std::string::npos);
+  CHECK(chat.err.find("time to 1st token") != std::string::npos);
+  CHECK(turns(chat.err).size() < 12);
+}
+
 TEST_CASE("--chat-template-file renders with that template; bad chat flags and templates are one-line errors") {
   kiln::test::TempFolder dir("e2e_chat");
   const std::string simple = dir.file("simple.jinja");

@@ -1,5 +1,6 @@
 // Jinja's filters: `x | trim`, `x | tojson(indent=4)`, `xs | selectattr("role", "equalto", "user")`, ...
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "engine/chat/json.hpp"
@@ -18,7 +19,10 @@ Value attribute_of(const Value& item, const std::string& path) {
     const size_t dot = path.find('.', start);
     const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     const bool numeric = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-    v = numeric ? get_item(v, Value(static_cast<int64_t>(std::stoll(part)))) : get_item(v, Value(part));
+    int64_t index = 0;
+    const bool numeric_index =
+        numeric && std::from_chars(part.data(), part.data() + part.size(), index).ec == std::errc();
+    v = numeric_index ? get_item(v, Value(index)) : get_item(v, Value(part));
     if (dot == std::string::npos) return v;
     start = dot + 1;
   }

@@ -12,6 +12,10 @@ namespace kiln::chat {
 namespace {
 
 constexpr int kMaxCallDepth = 100;  // macro recursion beyond this is an error, not a stack overflow
+// Statements and expressions one render may evaluate (real templates take
+// thousands): a template that loops for ever fails instead of hanging.
+constexpr long long kMaxSteps = 10'000'000;
+constexpr size_t kMaxListItems = size_t{1} << 20;  // lists built by repetition
 
 struct Scope {
   std::map<std::string, Value, std::less<>> vars;
@@ -50,7 +54,20 @@ class Renderer {
     return Flow::Normal;
   }
 
+  void count_step(const SourcePos& p) {
+    if (++steps_ > kMaxSteps) fail(p, "the template did not finish within " + std::to_string(kMaxSteps) + " steps");
+  }
+
   Flow exec(const Node& n, Scope& scope, Text& out) {
+    count_step(n.pos);
+    try {
+      return exec_unchecked(n, scope, out);
+    } catch (const ValueError& err) {  // from writing the output: expressions report their own
+      fail(n.pos, err.what());
+    }
+  }
+
+  Flow exec_unchecked(const Node& n, Scope& scope, Text& out) {
     switch (n.kind) {
       case Node::Kind::Text: out.append(n.text); return Flow::Normal;
       case Node::Kind::Output: out.append(to_text(eval(*n.expr, scope))); return Flow::Normal;
@@ -186,6 +203,7 @@ class Renderer {
   }
 
   Value eval(const Expr& e, Scope& scope) {
+    count_step(e.pos);
     try {
       return eval_unchecked(e, scope);
     } catch (const ValueError& err) {
@@ -317,6 +335,9 @@ class Renderer {
   }
 
   static Value repeat(const Value& v, int64_t n) {
+    const size_t unit = v.is_string() ? v.as_text().size() : v.as_array().size();
+    const size_t limit = v.is_string() ? kMaxTextBytes : kMaxListItems;
+    if (n > 0 && unit > 0 && static_cast<uint64_t>(n) > limit / unit) throw ValueError("repetition result too large");
     if (v.is_string()) {
       Text t;
       for (int64_t i = 0; i < n; ++i) t.append(v.as_text());
@@ -367,6 +388,7 @@ class Renderer {
   Scope root_;
   Value filter_input_;
   int depth_ = 0;
+  long long steps_ = 0;
 };
 
 }  // namespace

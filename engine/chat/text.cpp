@@ -16,7 +16,16 @@ Text Text::derived(std::string s, const Text& from) { return marked(std::move(s)
 
 bool Text::any_user() const { return std::find(user_.begin(), user_.end(), true) != user_.end(); }
 
+namespace {
+
+void check_length(size_t have, size_t more) {
+  if (more > kMaxTextBytes - std::min(have, kMaxTextBytes)) throw ValueError("text longer than 64 MiB");
+}
+
+}  // namespace
+
 void Text::append(const Text& t) {
+  check_length(bytes_.size(), t.size());
   if (t.user_.empty()) {
     append(std::string_view(t.bytes_));
     return;
@@ -27,6 +36,7 @@ void Text::append(const Text& t) {
 }
 
 void Text::append(std::string_view plain) {
+  check_length(bytes_.size(), plain.size());
   bytes_ += plain;
   if (!user_.empty()) user_.resize(bytes_.size(), false);
 }

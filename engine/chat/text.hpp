@@ -5,11 +5,22 @@
 // a user typing "<|im_end|>" gets those characters, not the token.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace kiln::chat {
+
+// An error in a value operation; the renderer adds the template position.
+class ValueError : public std::runtime_error {
+ public:
+  explicit ValueError(const std::string& m) : std::runtime_error(m) {}
+};
+
+// The longest text a template may build (a prompt is far shorter): beyond it,
+// appending throws ValueError instead of exhausting memory.
+inline constexpr size_t kMaxTextBytes = size_t{64} << 20;
 
 class Text {
  public:
@@ -27,6 +38,7 @@ class Text {
   bool is_user(size_t i) const { return !user_.empty() && user_[i]; }
   bool any_user() const;
 
+  // Appending beyond kMaxTextBytes throws ValueError.
   void append(const Text& t);
   void append(std::string_view plain);
   void append(const char* plain) { append(std::string_view(plain)); }

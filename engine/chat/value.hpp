@@ -17,12 +17,6 @@
 
 namespace kiln::chat {
 
-// An error in a value operation; the renderer adds the template position.
-class ValueError : public std::runtime_error {
- public:
-  explicit ValueError(const std::string& m) : std::runtime_error(m) {}
-};
-
 class Value;
 using Array = std::vector<Value>;
 
