@@ -66,13 +66,15 @@ Value join(const Value& input, const Args& a) {
   return Value(out);
 }
 
+// Hugging Face's tojson: json.dumps(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False).
 Value tojson(const Value& input, const Args& a) {
-  a.check("tojson", 1, {"indent", "ensure_ascii", "sort_keys", "separators"});
-  if (a.get(99, "separators")) throw ValueError("tojson: separators= is not supported by kiln's template renderer");
+  a.check("tojson", 4, {"ensure_ascii", "indent", "separators", "sort_keys"});
+  if (const Value* sep = a.get(2, "separators"); sep && !sep->is_none())
+    throw ValueError("tojson: separators= is not supported by kiln's template renderer");
   JsonStyle style;
-  if (const Value* indent = a.get(0, "indent"); indent && !indent->is_none()) style.indent = static_cast<int>(int_arg(*indent, "indent"));
-  if (const Value* s = a.get(99, "sort_keys")) style.sort_keys = s->truthy();
-  if (const Value* e = a.get(99, "ensure_ascii")) style.ensure_ascii = e->truthy();
+  if (const Value* e = a.get(0, "ensure_ascii")) style.ensure_ascii = e->truthy();
+  if (const Value* indent = a.get(1, "indent"); indent && !indent->is_none()) style.indent = static_cast<int>(int_arg(*indent, "indent"));
+  if (const Value* s = a.get(3, "sort_keys")) style.sort_keys = s->truthy();
   return Value(Text::marked(to_json(input, style), has_user_content(input)));
 }
 
@@ -214,8 +216,8 @@ Value apply_filter(const std::string& name, const Value& v, const Args& a) {
   if (name == "selectattr" || name == "rejectattr") return select(v, a, true, name == "selectattr");
   if (name == "map") {
     Array out;
-    const Value* attr = a.get(99, "attribute");
-    const Value* dflt = a.get(99, "default");
+    const Value* attr = a.keyword("attribute");
+    const Value* dflt = a.keyword("default");
     for (const Value& item : iterate(v)) {
       if (attr) {
         Value x = attribute_of(item, string_arg(*attr, "attribute"));

@@ -27,6 +27,10 @@ void Object::set(const std::string& key, Value v) {
 
 const Value* Args::get(size_t index, std::string_view name) const {
   if (index < positional.size()) return &positional[index];
+  return keyword(name);
+}
+
+const Value* Args::keyword(std::string_view name) const {
   for (const auto& [k, v] : named)
     if (k == name) return &v;
   return nullptr;

@@ -37,6 +37,8 @@ struct Args {
 
   // The argument at `index` or named `name`, or nullptr.
   const Value* get(size_t index, std::string_view name) const;
+  // The keyword argument `name` (one that cannot be given by position), or nullptr.
+  const Value* keyword(std::string_view name) const;
   // Throws if more than `max_positional` positional arguments or a keyword not in `names` were given.
   void check(std::string_view function, size_t max_positional, std::initializer_list<std::string_view> names) const;
 };
