@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engine/chat/escapes.hpp"
 #include "engine/error.hpp"
 #include "engine/unicode_utf8.hpp"
 
@@ -122,15 +123,12 @@ class JsonReader {
       }
       if (++pos_ >= s_.size()) fail("unterminated escape");
       const char e = s_[pos_++];
+      if (const std::optional<char> c = shared_escape(e)) {
+        out += *c;
+        continue;
+      }
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
         case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
         case 'u': {
           uint32_t cp = hex4();
           if (cp >= 0xD800 && cp < 0xDC00 && s_.substr(pos_, 2) == "\\u") {
