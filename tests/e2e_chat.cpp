@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
-#include <regex>
+#include <sstream>
 
 #include "engine/chat/chat_prompt.hpp"
 #include "engine/session.hpp"
@@ -34,9 +34,14 @@ struct Turn {
 // The "turn N: ..." lines of the program's stderr.
 std::vector<Turn> turns(const std::string& err) {
   std::vector<Turn> out;
-  const std::regex line(R"(turn \d+: (\d+) prompt tokens, (\d+) reused, (\d+) computed; (\d+) generated)");
-  for (std::sregex_iterator it(err.begin(), err.end(), line), end; it != end; ++it)
-    out.push_back({std::stoi((*it)[1]), std::stoi((*it)[2]), std::stoi((*it)[3]), std::stoi((*it)[4])});
+  std::istringstream lines(err);
+  for (std::string line; std::getline(lines, line);) {
+    Turn t;
+    int number = 0;
+    if (std::sscanf(line.c_str(), "turn %d: %d prompt tokens, %d reused, %d computed; %d generated", &number, &t.prompt,
+                    &t.reused, &t.computed, &t.generated) == 5)
+      out.push_back(t);
+  }
   return out;
 }
 
