@@ -104,10 +104,20 @@ bool Tokenizer::is_end_of_generation(int32_t id) const {
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+  return encode_fragments(special_tokens_.split(text, parse_special), add_special, false);
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, const SpecialFilter& may_be_special,
+                                       bool continues) const {
+  return encode_fragments(special_tokens_.split(text, true, may_be_special), add_special, continues);
+}
+
+std::vector<int32_t> Tokenizer::encode_fragments(const std::vector<TextFragment>& fragments, bool add_special,
+                                                 bool continues) const {
   std::vector<int32_t> ids;
   if (add_special && add_bos_) ids.push_back(bos_);
-  bool after_special = true;
-  for (const TextFragment& fragment : special_tokens_.split(text, parse_special)) {
+  bool after_special = !continues;
+  for (const TextFragment& fragment : fragments) {
     if (fragment.token >= 0) {
       ids.push_back(fragment.token);
       after_special = true;

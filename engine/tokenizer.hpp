@@ -30,10 +30,17 @@ class Tokenizer {
   // ("<|im_start|>") become those tokens; otherwise they are plain text.
   // User-defined tokens are matched either way.
   std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special = false) const;
+  // encode() with parse_special, but a control token is read only where
+  // `may_be_special` allows (chat prompts: not inside user content).
+  // `continues`: the text goes on from earlier text, so SentencePiece adds no
+  // space prefix at its start.
+  std::vector<int32_t> encode(std::string_view text, bool add_special, const SpecialFilter& may_be_special,
+                              bool continues = false) const;
 
   int n_vocab() const { return static_cast<int>(pieces_.size()); }
   int32_t bos() const { return bos_; }  // -1: the vocab has none
   int32_t eos() const { return eos_; }  // -1: the vocab has none
+  bool adds_bos() const { return add_bos_; }  // encode(add_special) starts with BOS
   // EOS, EOT and the other tokens llama.cpp stops generating at.
   bool is_end_of_generation(int32_t id) const;
   // SentencePiece's leading space: added when encoding, dropped when decoding.
@@ -53,6 +60,8 @@ class Tokenizer {
   // Reads what both kinds of vocab read alike, once the kind-specific
   // defaults are set.
   void finish_loading(const GgufFile& f);
+  std::vector<int32_t> encode_fragments(const std::vector<TextFragment>& fragments, bool add_special,
+                                        bool continues) const;
   // Appends the ids of plain text (not empty); after_special: it starts the
   // input or follows a token spelled out in it.
   void encode_text(std::string_view text, bool after_special, std::vector<int32_t>& out) const;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,14 +21,20 @@ struct TextFragment {
   std::string_view text;  // the text of the stretch either way
 };
 
+// Whether a control token may be read from the bytes [begin, end) of the text
+// being encoded (a chat prompt allows it only in the template's own text).
+using SpecialFilter = std::function<bool(size_t begin, size_t end)>;
+
 class SpecialTokens {
  public:
   SpecialTokens(const std::vector<std::string>& pieces, const std::vector<TokenType>& types);
 
   // `text` cut at the tokens it spells out (control and unknown tokens too
   // when parse_special). As in llama.cpp, longer tokens are found first,
-  // everywhere in the text, then shorter ones in what remains.
-  std::vector<TextFragment> split(std::string_view text, bool parse_special) const;
+  // everywhere in the text, then shorter ones in what remains. With
+  // `may_be_special`, a control token is taken only where it allows.
+  std::vector<TextFragment> split(std::string_view text, bool parse_special,
+                                  const SpecialFilter& may_be_special = nullptr) const;
 
  private:
   struct Entry {

@@ -9,6 +9,7 @@
 #include "engine/cli_support.hpp"
 #include "engine/error.hpp"
 #include "engine/session.hpp"
+#include "examples/cli_chat.hpp"
 #include "examples/cli_options.hpp"
 #include "examples/logits_dump.hpp"
 #include "examples/prompt_cache.hpp"
@@ -27,6 +28,11 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 
 double per_second(int count, double ms) { return ms > 0 ? 1000.0 * count / ms : 0.0; }
+
+void print_header(const char* name, int threads, const Sampler& sampler, double load_ms) {
+  std::fprintf(stderr, "\n%s: %d threads, seed %llu\n", name, threads, static_cast<unsigned long long>(sampler.seed()));
+  std::fprintf(stderr, "load time         = %10.2f ms\n", load_ms);
+}
 
 void print_timings(const GenerationStats& s) {
   const int computed = s.prompt_tokens - s.reused_tokens;  // what prompt_ms was spent on
@@ -50,6 +56,14 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
   const double load_ms = ms_since(t0);
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   model->set_threads(threads);
+  if (opt.conversation) {
+    Sampler sampler(opt.sampling, model->n_vocab());
+    const ChatIo io{print_text, [](std::string& line) { return static_cast<bool>(std::getline(std::cin, line)); }};
+    const GenerationStats total = run_conversation(*model, opt, sampler, io);
+    print_header(name, threads, sampler, load_ms);
+    print_timings(total);
+    return 0;
+  }
 
   const Tokenizer& tok = model->tokenizer();
   // Special-token text in a prompt (e.g. "<|im_start|>") is read as that token, as llama.cpp does.
@@ -89,8 +103,7 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
   print_text(detok.flush() + "\n");
   if (prompt_cache) prompt_cache->save(session, prompt);
 
-  std::fprintf(stderr, "\n%s: %d threads, seed %llu\n", name, threads, static_cast<unsigned long long>(sampler.seed()));
-  std::fprintf(stderr, "load time         = %10.2f ms\n", load_ms);
+  print_header(name, threads, sampler, load_ms);
   if (prompt_cache)
     std::fprintf(stderr, "prompt cache: reused %d of %d tokens (read in %.2f ms)\n", s.reused_tokens, s.prompt_tokens,
                  cache_load_ms);

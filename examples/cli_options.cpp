@@ -76,12 +76,19 @@ CliOptions parse_cli(int argc, char** argv) {
     else if (flag == "--prompt-cache-ro") o.prompt_cache_ro = true;
     else if (flag == "--no-display-prompt") o.display_prompt = false;
     else if (flag == "-i" || flag == "--interactive") o.interactive = true;
+    else if (flag == "-cnv" || flag == "--conversation") o.conversation = true;
+    else if (flag == "-sys" || flag == "--system-prompt") o.system_prompt = value();
+    else if (flag == "--chat-template-file") o.chat_template_file = value();
     else throw Error("unknown argument '" + flag + "' (see --help)");
   }
   if (!o.prompt_ids.empty() && !o.prompt.empty()) throw Error("--prompt-ids: give either a text prompt (-p, -f) or token ids, not both");
   if (o.n_predict < -1) throw Error("-n: expected -1 (no limit) or a count, got " + std::to_string(o.n_predict));
   if (o.prompt_cache_ro && o.prompt_cache.empty()) throw Error("--prompt-cache-ro: needs --prompt-cache FILE");
   if (o.threads < 0) throw Error("-t: expected a positive thread count, got " + std::to_string(o.threads));
+  if (!o.conversation && !o.system_prompt.empty()) throw Error("-sys: a system prompt needs conversation mode (-cnv)");
+  if (!o.conversation && !o.chat_template_file.empty()) throw Error("--chat-template-file: needs conversation mode (-cnv)");
+  if (o.conversation && (!o.prompt_ids.empty() || !o.logits_out.empty() || !o.prompt_cache.empty()))
+    throw Error("-cnv: cannot be combined with --prompt-ids, --logits-out or --prompt-cache");
   return o;
 }
 
@@ -109,6 +116,12 @@ std::string cli_usage(const std::string& program, const std::string& default_ggu
     << "      --no-display-prompt do not print the prompt before the generated text\n"
     << "  -i, --interactive       then read lines from stdin; each is appended to the text so far and\n"
     << "                          generation continues (only the new tokens are computed)\n"
+    << "  -cnv, --conversation    chat: each line of stdin is a user turn, rendered with the model's chat\n"
+    << "                          template (-p, if given, is the first turn); replies end at the model's\n"
+    << "                          end-of-turn token, and each turn computes only its new tokens\n"
+    << "  -sys, --system-prompt TEXT  the conversation's system message (with -cnv)\n"
+    << "      --chat-template-file FILE  a Jinja chat template instead of the GGUF's (with -cnv); a GGUF\n"
+    << "                          without one uses ChatML\n"
     << "  -h, --help              show this help\n";
   return u.str();
 }

@@ -20,6 +20,9 @@ struct CliOptions {
   bool prompt_cache_ro = false;
   bool display_prompt = true;
   bool interactive = false;  // -i: after the prompt, each line read from stdin continues the text
+  bool conversation = false;  // -cnv: chat with the model's template, a user turn per line of stdin
+  std::string system_prompt;  // -sys: the conversation's system message
+  std::string chat_template_file;  // --chat-template-file: instead of the GGUF's template
   bool help = false;
   SamplerParams sampling;
 };

@@ -1,0 +1,400 @@
+#include "engine/chat/template_render.hpp"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "engine/chat/template_builtins.hpp"
+#include "engine/error.hpp"
+
+namespace kiln::chat {
+
+namespace {
+
+constexpr int kMaxCallDepth = 100;  // macro recursion beyond this is an error, not a stack overflow
+// Statements and expressions one render may evaluate (real templates take
+// thousands): a template that loops for ever fails instead of hanging.
+constexpr long long kMaxSteps = 10'000'000;
+constexpr size_t kMaxListItems = size_t{1} << 20;  // lists built by repetition
+
+struct Scope {
+  std::map<std::string, Value, std::less<>> vars;
+  Scope* parent = nullptr;
+};
+
+enum class Flow { Normal, Break, Continue };
+
+class Renderer {
+ public:
+  Renderer(const std::string& name, const std::shared_ptr<Object>& globals) : name_(name), globals_(globals) {}
+
+  Text run(const Body& body) {
+    Text out;
+    if (exec(body, root_, out) != Flow::Normal) fail({1, 1}, "'break' or 'continue' outside a loop");
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(const SourcePos& p, const std::string& what) const {
+    throw Error(name_ + ":" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": " + what);
+  }
+
+  Value lookup(const std::string& n, const Scope& scope) const {
+    for (const Scope* s = &scope; s != nullptr; s = s->parent)
+      if (auto it = s->vars.find(n); it != s->vars.end()) return it->second;
+    if (const Value* v = globals_->find(n)) return *v;
+    return Value::undefined(n);
+  }
+
+  Flow exec(const Body& body, Scope& scope, Text& out) {
+    for (const NodePtr& n : body) {
+      const Flow f = exec(*n, scope, out);
+      if (f != Flow::Normal) return f;
+    }
+    return Flow::Normal;
+  }
+
+  void count_step(const SourcePos& p) {
+    if (++steps_ > kMaxSteps) fail(p, "the template did not finish within " + std::to_string(kMaxSteps) + " steps");
+  }
+
+  Flow exec(const Node& n, Scope& scope, Text& out) {
+    count_step(n.pos);
+    try {
+      return exec_unchecked(n, scope, out);
+    } catch (const ValueError& err) {  // from writing the output: expressions report their own
+      fail(n.pos, err.what());
+    }
+  }
+
+  Flow exec_unchecked(const Node& n, Scope& scope, Text& out) {
+    switch (n.kind) {
+      case Node::Kind::Text: out.append(n.text); return Flow::Normal;
+      case Node::Kind::Output: out.append(to_text(eval(*n.expr, scope))); return Flow::Normal;
+      case Node::Kind::If:
+        for (size_t i = 0; i < n.bodies.size(); ++i) {
+          if (i >= n.conditions.size() || eval(*n.conditions[i], scope).truthy()) return exec(n.bodies[i], scope, out);
+        }
+        return Flow::Normal;
+      case Node::Kind::For: return exec_for(n, scope, out);
+      case Node::Kind::Set: {
+        Value v = eval(*n.expr, scope);
+        if (!n.attribute.empty()) {
+          const Value target = lookup(n.targets[0], scope);
+          if (!target.is_object() || !target.as_object().is_namespace)
+            fail(n.pos, "cannot assign attribute on non-namespace object '" + n.targets[0] + "'");
+          target.mutable_object().set(n.attribute, std::move(v));
+        } else {
+          assign(n, n.targets, v, scope);
+        }
+        return Flow::Normal;
+      }
+      case Node::Kind::SetBlock: {
+        Text captured;
+        exec(n.bodies[0], scope, captured);
+        scope.vars[n.targets[0]] = Value(captured);
+        return Flow::Normal;
+      }
+      case Node::Kind::Macro: scope.vars[n.name] = macro(n); return Flow::Normal;
+      case Node::Kind::Break: return Flow::Break;
+      case Node::Kind::Continue: return Flow::Continue;
+      case Node::Kind::Block: return exec(n.bodies[0], scope, out);
+      case Node::Kind::FilterBlock: {
+        Text captured;
+        exec(n.bodies[0], scope, captured);
+        const Value saved = filter_input_;
+        filter_input_ = Value(captured);
+        out.append(to_text(eval(*n.expr, scope)));
+        filter_input_ = saved;
+        return Flow::Normal;
+      }
+    }
+    return Flow::Normal;
+  }
+
+  // set a = v, or set a, b = v (unpacking).
+  void assign(const Node& n, const std::vector<std::string>& targets, const Value& v, Scope& scope) {
+    if (targets.size() == 1) {
+      scope.vars[targets[0]] = v;
+      return;
+    }
+    const std::vector<Value> items = unpackable(n, v);
+    if (items.size() != targets.size())
+      fail(n.pos, "cannot unpack " + std::to_string(items.size()) + " values into " + std::to_string(targets.size()) + " names");
+    for (size_t i = 0; i < targets.size(); ++i) scope.vars[targets[i]] = items[i];
+  }
+
+  std::vector<Value> unpackable(const Node& n, const Value& v) {
+    try {
+      return iterate(v);
+    } catch (const ValueError& e) {
+      fail(n.pos, e.what());
+    }
+  }
+
+  Flow exec_for(const Node& n, Scope& scope, Text& out) {
+    std::vector<Value> items = unpackable(n, eval(*n.expr, scope));
+    if (n.filter) {  // for x in xs if cond: the loop (and loop.length) sees only what passes
+      std::vector<Value> kept;
+      for (const Value& item : items) {
+        Scope s{{}, &scope};
+        assign(n, n.targets, item, s);
+        if (eval(*n.filter, s).truthy()) kept.push_back(item);
+      }
+      items = std::move(kept);
+    }
+    if (items.empty()) return n.bodies.size() > 1 ? exec(n.bodies[1], scope, out) : Flow::Normal;
+    const int64_t length = static_cast<int64_t>(items.size());
+    for (int64_t i = 0; i < length; ++i) {
+      Scope s{{}, &scope};
+      assign(n, n.targets, items[static_cast<size_t>(i)], s);
+      auto loop = make_object();
+      loop->set("index0", Value(i));
+      loop->set("index", Value(i + 1));
+      loop->set("revindex0", Value(length - i - 1));
+      loop->set("revindex", Value(length - i));
+      loop->set("first", Value(i == 0));
+      loop->set("last", Value(i == length - 1));
+      loop->set("length", Value(length));
+      loop->set("depth", Value(1));
+      loop->set("depth0", Value(0));
+      loop->set("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("previtem"));
+      loop->set("nextitem", i + 1 < length ? items[static_cast<size_t>(i + 1)] : Value::undefined("nextitem"));
+      loop->set("cycle", Value(Function([i](const Args& a) {
+        if (a.positional.empty()) throw ValueError("loop.cycle() needs at least one value");
+        return a.positional[static_cast<size_t>(i) % a.positional.size()];
+      })));
+      s.vars["loop"] = Value(loop);
+      if (exec(n.bodies[0], s, out) == Flow::Break) break;
+    }
+    return Flow::Normal;
+  }
+
+  Value macro(const Node& n) {
+    return Value(Function([this, &n](const Args& a) {
+      if (a.positional.size() > n.params.size())
+        throw ValueError("macro '" + n.name + "' takes " + std::to_string(n.params.size()) + " arguments, got " +
+                         std::to_string(a.positional.size()));
+      if (depth_ >= kMaxCallDepth) throw ValueError("macro calls nested deeper than " + std::to_string(kMaxCallDepth));
+      Scope s{{}, &root_};
+      for (size_t i = 0; i < n.params.size(); ++i) {
+        const auto& [param, dflt] = n.params[i];
+        if (const Value* v = a.get(i, param)) s.vars[param] = *v;
+        else s.vars[param] = dflt ? eval(*dflt, s) : Value::undefined(param);
+      }
+      for (const auto& [k, v] : a.named) {
+        bool known = false;
+        for (const auto& p : n.params) known = known || p.first == k;
+        if (!known) throw ValueError("macro '" + n.name + "' has no argument '" + k + "'");
+      }
+      ++depth_;
+      Text out;
+      exec(n.bodies[0], s, out);
+      --depth_;
+      return Value(out);
+    }));
+  }
+
+  Args arguments(const Expr& e, Scope& scope) {
+    Args a;
+    for (const ExprPtr& x : e.items) a.positional.push_back(eval(*x, scope));
+    for (const auto& [k, x] : e.named) a.named.emplace_back(k, eval(*x, scope));
+    return a;
+  }
+
+  Value eval(const Expr& e, Scope& scope) {
+    count_step(e.pos);
+    try {
+      return eval_unchecked(e, scope);
+    } catch (const ValueError& err) {
+      fail(e.pos, err.what());
+    }
+  }
+
+  static std::optional<long long> slice_part(const Value& v) {
+    if (v.is_none() || v.is_undefined()) return std::nullopt;
+    return int_arg(v, "slice");
+  }
+
+  Value eval_unchecked(const Expr& e, Scope& scope) {
+    switch (e.kind) {
+      case Expr::Kind::Literal: return e.value;
+      case Expr::Kind::Name: return lookup(e.name, scope);
+      case Expr::Kind::List: {
+        Array items;
+        for (const ExprPtr& x : e.items) items.push_back(eval(*x, scope));
+        return e.name == "tuple" ? Value::tuple(std::move(items)) : Value(std::move(items));
+      }
+      case Expr::Kind::Dict: {
+        auto obj = make_object();
+        for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
+          const Value key = eval(*e.items[i], scope);
+          if (!key.is_string()) throw ValueError("dict keys must be strings in kiln's template renderer");
+          obj->set(key.as_text().str(), eval(*e.items[i + 1], scope));
+        }
+        return Value(obj);
+      }
+      case Expr::Kind::Attribute: return get_attribute(eval(*e.a, scope), e.name);
+      case Expr::Kind::Subscript: return get_item(eval(*e.a, scope), eval(*e.b, scope));
+      case Expr::Kind::Slice: {
+        const Value target = eval(*e.a, scope);
+        std::optional<long long> parts[3];
+        for (int i = 0; i < 3; ++i)
+          if (e.items[static_cast<size_t>(i)]) parts[i] = slice_part(eval(*e.items[static_cast<size_t>(i)], scope));
+        return get_slice(target, parts[0], parts[1], parts[2].value_or(1));
+      }
+      case Expr::Kind::Call: {
+        const Value callee = eval(*e.a, scope);
+        const Args args = arguments(e, scope);
+        if (callee.is_undefined()) throw ValueError("'" + callee.undefined_name() + "' is undefined");
+        if (!callee.is_function()) throw ValueError("'" + callee.type_name() + "' object is not callable");
+        return callee.as_function()(args);
+      }
+      case Expr::Kind::Filter: {
+        const Value input = e.a ? eval(*e.a, scope) : filter_input_;
+        return apply_filter(e.name, input, arguments(e, scope));
+      }
+      case Expr::Kind::Test: {
+        const Value input = eval(*e.a, scope);
+        if (e.name == "defined" || e.name == "undefined") return Value(apply_test(e.name, input, {}) != e.negated);
+        return Value(apply_test(e.name, input, arguments(e, scope)) != e.negated);
+      }
+      case Expr::Kind::Unary: {
+        const Value v = eval(*e.a, scope);
+        if (e.name == "not") return Value(!v.truthy());
+        if (v.is_undefined()) throw ValueError("'" + v.undefined_name() + "' is undefined");
+        if (!v.is_number()) throw ValueError("bad operand type for unary " + e.name + ": '" + v.type_name() + "'");
+        if (e.name == "+") return v;
+        return v.is_int() ? Value(-v.as_int()) : Value(-v.as_float());
+      }
+      case Expr::Kind::Binary: {
+        if (e.name == "and" || e.name == "or") {
+          Value left = eval(*e.a, scope);
+          if (left.truthy() == (e.name == "or")) return left;
+          return eval(*e.b, scope);
+        }
+        return binary(e.name, eval(*e.a, scope), eval(*e.b, scope));
+      }
+      case Expr::Kind::Compare: {
+        const Value a = eval(*e.a, scope);
+        const Value b = eval(*e.b, scope);
+        if (e.name == "==") return Value(equal(a, b));
+        if (e.name == "!=") return Value(!equal(a, b));
+        if (e.name == "<") return Value(less(a, b));
+        if (e.name == ">") return Value(less(b, a));
+        if (e.name == "<=") return Value(!less(b, a));
+        if (e.name == ">=") return Value(!less(a, b));
+        if (e.name == "in") return Value(contains(b, a));
+        return Value(!contains(b, a));  // not in
+      }
+      case Expr::Kind::Ternary:
+        if (eval(*e.a, scope).truthy()) return eval(*e.b, scope);
+        return e.c ? eval(*e.c, scope) : Value::undefined("else");
+    }
+    return Value();
+  }
+
+  static Value binary(const std::string& op, const Value& a, const Value& b) {
+    if (op == "~") {
+      Text t = to_text(a);
+      t.append(to_text(b));
+      return Value(t);
+    }
+    if (a.is_undefined()) throw ValueError("'" + a.undefined_name() + "' is undefined");
+    if (b.is_undefined()) throw ValueError("'" + b.undefined_name() + "' is undefined");
+    const auto unsupported = [&]() -> Value {
+      throw ValueError("unsupported operand types for " + op + ": '" + a.type_name() + "' and '" + b.type_name() + "'");
+    };
+    if (op == "+") {
+      if (a.is_string() && b.is_string()) {
+        Text t = a.as_text();
+        t.append(b.as_text());
+        return Value(t);
+      }
+      if (a.is_array() && b.is_array()) {
+        Array items = a.as_array();
+        items.insert(items.end(), b.as_array().begin(), b.as_array().end());
+        return Value(std::move(items));
+      }
+    }
+    if (op == "*" && (a.is_string() || a.is_array()) && b.is_int()) return repeat(a, b.as_int());
+    if (op == "*" && a.is_int() && (b.is_string() || b.is_array())) return repeat(b, a.as_int());
+    if (op == "%" && a.is_string()) throw ValueError("printf-style string formatting is not supported by kiln's template renderer");
+    if (!a.is_number() || !b.is_number()) return unsupported();
+    if (a.is_int() && b.is_int()) return integer_op(op, a.as_int(), b.as_int());
+    const double x = a.as_float(), y = b.as_float();
+    if (op == "+") return Value(x + y);
+    if (op == "-") return Value(x - y);
+    if (op == "*") return Value(x * y);
+    if (op == "**") return Value(std::pow(x, y));
+    if (y == 0) throw ValueError("division by zero");
+    if (op == "/") return Value(x / y);
+    if (op == "//") return Value(std::floor(x / y));
+    const double m = std::fmod(x, y);  // Python's %: the sign of the divisor
+    return Value(m != 0 && ((m < 0) != (y < 0)) ? m + y : m);
+  }
+
+  static Value repeat(const Value& v, int64_t n) {
+    const size_t unit = v.is_string() ? v.as_text().size() : v.as_array().size();
+    const size_t limit = v.is_string() ? kMaxTextBytes : kMaxListItems;
+    if (n > 0 && unit > 0 && static_cast<uint64_t>(n) > limit / unit) throw ValueError("repetition result too large");
+    if (v.is_string()) {
+      Text t;
+      for (int64_t i = 0; i < n; ++i) t.append(v.as_text());
+      return Value(t);
+    }
+    Array items;
+    for (int64_t i = 0; i < n; ++i) items.insert(items.end(), v.as_array().begin(), v.as_array().end());
+    return Value(std::move(items));
+  }
+
+  static Value integer_op(const std::string& op, int64_t x, int64_t y) {
+    int64_t r = 0;
+    const auto overflow = [] { return ValueError("integer overflow"); };
+    if (op == "+") {
+      if (__builtin_add_overflow(x, y, &r)) throw overflow();
+      return Value(r);
+    }
+    if (op == "-") {
+      if (__builtin_sub_overflow(x, y, &r)) throw overflow();
+      return Value(r);
+    }
+    if (op == "*") {
+      if (__builtin_mul_overflow(x, y, &r)) throw overflow();
+      return Value(r);
+    }
+    if (op == "**") {
+      if (y < 0) return Value(std::pow(static_cast<double>(x), static_cast<double>(y)));
+      r = 1;
+      for (int64_t base = x; y > 0; y >>= 1) {  // by squaring: at most 63 steps
+        if ((y & 1) && __builtin_mul_overflow(r, base, &r)) throw overflow();
+        if (y > 1 && __builtin_mul_overflow(base, base, &base)) throw overflow();
+      }
+      return Value(r);
+    }
+    if (y == 0) throw ValueError("division by zero");
+    if (op == "/") return Value(static_cast<double>(x) / static_cast<double>(y));
+    if (x == std::numeric_limits<int64_t>::min() && y == -1) throw overflow();
+    int64_t q = x / y, m = x % y;
+    if (m != 0 && ((m < 0) != (y < 0))) {  // Python floors
+      --q;
+      m += y;
+    }
+    return Value(op == "//" ? q : m);
+  }
+
+  const std::string& name_;
+  std::shared_ptr<Object> globals_;
+  Scope root_;
+  Value filter_input_;
+  int depth_ = 0;
+  long long steps_ = 0;
+};
+
+}  // namespace
+
+Text render_template(const Body& body, const std::string& name, const std::shared_ptr<Object>& globals) {
+  return Renderer(name, globals).run(body);
+}
+
+}  // namespace kiln::chat

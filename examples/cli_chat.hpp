@@ -1,0 +1,29 @@
+// Conversation mode of the command-line program (-cnv): user turns read from
+// stdin, each rendered with the model's chat template, replies streamed to
+// stdout until the model's end-of-turn token.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "engine/model.hpp"
+#include "engine/sampler.hpp"
+#include "engine/session.hpp"
+#include "examples/cli_options.hpp"
+
+namespace kiln {
+
+// The program's own output and input: text for stdout, and one line of
+// stdin (false at its end).
+struct ChatIo {
+  std::function<void(const std::string&)> print;
+  std::function<bool(std::string&)> read_line;
+};
+
+// Runs the conversation until the input ends; returns the totals of all
+// turns (prompt and reused tokens summed, time to first token of the first
+// turn). Prints one line per turn on stderr: its prompt tokens, how many the
+// session reused, how many it computed, and how many it generated.
+GenerationStats run_conversation(Model& model, const CliOptions& opt, Sampler& sampler, const ChatIo& io);
+
+}  // namespace kiln
