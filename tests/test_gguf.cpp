@@ -515,12 +515,13 @@ TEST_CASE("write_file_atomically writes, replaces and cleans up") {
   CHECK_THROWS_WITH_AS(kiln::write_file_atomically(in_missing_folder, as_bytes("x")),
                        doctest::Contains((in_missing_folder + ": cannot create").c_str()), kiln::Error);
 
-  // A target that cannot be replaced (a non-empty folder): the rename fails,
-  // and neither the target nor a temporary file is left changed behind.
+  // A folder is refused before anything is written: neither it nor the file
+  // written above changes, and no temporary file is left behind.
   const fs::path folder = tmp.path / "folder";
   fs::create_directories(folder / "inside");
   CHECK_THROWS_WITH_AS(kiln::write_file_atomically(folder.string(), as_bytes("x")),
-                       doctest::Contains((folder.string() + ": cannot replace").c_str()), kiln::Error);
+                       (folder.string() + ": is a folder; kiln writes only regular files and character devices").c_str(),
+                       kiln::Error);
   CHECK(fs::is_directory(folder / "inside"));
   CHECK(read_text(target) == "second, longer");
   CHECK(std::distance(fs::directory_iterator(tmp.path), fs::directory_iterator()) == 2);
