@@ -350,7 +350,8 @@ uint64_t tensor_nbytes(TensorType type, std::span<const int64_t> dims, const std
 GgufFile GgufFile::open(const std::string& path) {
   GgufFile f;
   f.path_ = path;
-  const FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  // Without blocking: opening a FIFO for reading would wait for a writer.
+  const FileDescriptor file{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
   if (file.fd < 0) fail_with_errno(path, "open");
   struct stat st {};
   if (fstat(file.fd, &st) != 0) fail_with_errno(path, "stat");
