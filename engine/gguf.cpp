@@ -15,6 +15,8 @@
 #include <cstring>
 #include <set>
 
+#include "engine/content_hash.hpp"
+
 namespace kiln {
 
 static_assert(std::endian::native == std::endian::little, "GGUF is read by copying little-endian bytes");
@@ -357,6 +359,7 @@ GgufFile GgufFile::open(const std::string& path) {
   if (fstat(file.fd, &st) != 0) fail_with_errno(path, "stat");
   if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
   f.size_ = static_cast<size_t>(st.st_size);
+  f.identity_ = FileIdentity::of(st);
   if (f.size_ > 0) {  // mmap refuses length 0; parse() reports the empty file
     void* mapping = mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, file.fd, 0);
     if (mapping == MAP_FAILED) fail_with_errno(path, "map");
@@ -389,12 +392,29 @@ GgufFile& GgufFile::operator=(GgufFile&& other) noexcept {
   size_ = std::exchange(other.size_, 0);
   mapping_ = std::exchange(other.mapping_, nullptr);
   owned_ = std::move(other.owned_);
+  identity_ = other.identity_;
   version_ = other.version_;
   alignment_ = other.alignment_;
   data_offset_ = other.data_offset_;
   kv_ = std::move(other.kv_);
   tensors_ = std::move(other.tensors_);
   return *this;
+}
+
+uint64_t GgufFile::hash_contents() const {
+  constexpr size_t kPart = size_t{8} << 20;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uint64_t h = 0;
+  for (size_t at = 0; at < size_; at += kPart) {
+    const size_t n = std::min(kPart, size_ - at);
+    h = content_hash({base_ + at, n}, h);
+    if (!mapping_) continue;
+    // Whole pages only: the part's first and last page may hold bytes of its neighbours.
+    const auto begin = (reinterpret_cast<uintptr_t>(base_ + at) + page - 1) / page * page;
+    const auto end = reinterpret_cast<uintptr_t>(base_ + at + n) / page * page;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  }
+  return h;
 }
 
 GgufFile::~GgufFile() {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/file_cache.hpp"
 #include "kernels/tensor_type.hpp"
 
 namespace kiln {
@@ -121,6 +122,13 @@ class GgufFile {
   const std::map<std::string, GgufValue>& metadata() const { return kv_; }
   const std::vector<GgufTensor>& tensors() const { return tensors_; }
 
+  // The file opened (nullopt for from_bytes), for caches of results about its bytes.
+  const std::optional<FileIdentity>& identity() const { return identity_; }
+  // content_hash of every byte of the file. A mapped file is read a few MB
+  // at a time, each part's pages handed back to the kernel after, so that
+  // hashing leaves no more of the file resident than there was before.
+  uint64_t hash_contents() const;
+
   const GgufValue* find(std::string_view key) const;
   const GgufTensor* find_tensor(std::string_view name) const;
 
@@ -148,6 +156,7 @@ class GgufFile {
   size_t size_ = 0;
   void* mapping_ = nullptr;        // mmap result (nullptr for from_bytes)
   std::vector<uint8_t> owned_;     // storage for from_bytes
+  std::optional<FileIdentity> identity_;
   uint32_t version_ = 0;
   uint64_t alignment_ = kGgufDefaultAlignment;
   uint64_t data_offset_ = 0;

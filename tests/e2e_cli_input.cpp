@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/gguf.hpp"
 #include "tests/run_process.hpp"
 #include "tests/temp_folder.hpp"
 
@@ -151,4 +152,35 @@ TEST_CASE("-t beyond what the build runs is reported as the count used") {
   CHECK(r.exit_code == 0);
   CHECK(contains(r.err, "-t 1000: this build runs at most 64 threads; using 64"));
   CHECK(contains(r.err, ": 64 threads,"));
+}
+
+TEST_CASE("a copy with other weights in the middle of its tensors refuses the original's prompt cache") {
+  TempFolder tmp("cli-fingerprint");
+  ::setenv("XDG_CACHE_HOME", tmp.file("cache").c_str(), 1);  // the hashes the runs cache go here
+  const std::string original = std::string(KILN_SHARED_DIR) + "/models/stories260K/stories260K.gguf";
+  std::vector<uint8_t> bytes = kiln::test::read_bytes(original);
+  {
+    // Negate most values of four tensors, leaving their first, middle and
+    // last 64 bytes (all an earlier fingerprint looked at) as they were.
+    const kiln::GgufFile f = kiln::GgufFile::from_bytes(bytes);
+    for (const char* name : {"blk.0.attn_q.weight", "blk.1.ffn_up.weight", "blk.2.attn_v.weight", "output.weight"}) {
+      const kiln::GgufTensor* t = f.find_tensor(name);
+      REQUIRE(t != nullptr);
+      const size_t begin = size_t(f.data_offset() + t->offset);
+      for (size_t at = 64; at + 64 < t->nbytes; at += 4)
+        if (at + 4 <= (t->nbytes - 64) / 2 || at >= (t->nbytes + 64) / 2) bytes[begin + at + 3] ^= 0x80;  // f32 sign bit
+    }
+  }
+  const std::string altered = tmp.file("altered.gguf");
+  kiln::test::write_bytes(altered, bytes);
+  const std::string state = tmp.file("prompt.state");
+  const auto first = run_bounded({"-m", original, "-p", "Once upon a time", "-n", "4", "--prompt-cache", state});
+  REQUIRE(first.exit_code == 0);
+  REQUIRE(std::filesystem::exists(state));
+  const auto second = run_bounded({"-m", altered, "-p", "Once upon a time", "-n", "4", "--prompt-cache", state,
+                                   "--prompt-cache-ro"});
+  CHECK(second.exit_code == 0);
+  CHECK(contains(second.err, "prompt cache " + state + ": made by another model"));
+  CHECK(std::filesystem::exists(tmp.file("cache") + "/kiln/file-hashes"));
+  ::unsetenv("XDG_CACHE_HOME");
 }
