@@ -19,17 +19,17 @@ fi
 cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_FUZZ=ON \
   -DKILN_SHARED_DIR="$shared" -DKILN_MODEL= -DKILN_SYNTHETIC_PRESET= >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz_gguf fuzz_state_file fuzz_tokenizer_spm fuzz_tokenizer_bpe \
-  fuzz_seeds kiln-synth
+  fuzz_seeds kiln-synth >/dev/null
 
 seeds=$build/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds"/{gguf,state,spm,bpe} "$build/artifacts"
-# GGUF: the small real model, a small vocabulary, and tiny synthetic models of every architecture and type.
-cp "$shared/models/stories260K/stories260K.gguf" "$shared/tokenizer-tests/ggml-vocab-llama-spm.gguf" "$seeds/gguf/"
-tiny=(--embd 32 --layers 1 --heads 2 --kv-heads 1 --ff 64 --vocab 64 --ctx 32)
+# GGUF: the small real model and tiny synthetic models of both architectures and several weight types.
+cp "$shared/models/stories260K/stories260K.gguf" "$seeds/gguf/"
+tiny=(--embd 32 --layers 1 --heads 2 --kv-heads 1 --ff 64 --vocab 300 --ctx 32)
 "$build/bin/kiln-synth" "${tiny[@]}" --type q8_0 -o "$seeds/gguf/tiny-llama.gguf"
 "$build/bin/kiln-synth" "${tiny[@]}" --arch qwen2 --type f16 -o "$seeds/gguf/tiny-qwen2.gguf"
-"$build/bin/kiln-synth" "${tiny[@]}" --embd 256 --tied --rope-freqs --type q4_k -o "$seeds/gguf/tiny-tied.gguf"
+"$build/bin/kiln-synth" "${tiny[@]}" --embd 256 --ff 256 --tied --rope-freqs --type q4_k -o "$seeds/gguf/tiny-tied.gguf"
 "$build/tests/fuzz/fuzz_seeds" "$seeds/state"
 # Text: the tokenizer test inputs, one file per vocabulary's input set.
 for f in "$shared"/tokenizer-tests/*.inp; do
@@ -48,8 +48,8 @@ run() {  # name seed-folder [libFuzzer flags]
     { tail -n 60 "$build/$name.log" >&2; echo "fuzz: $name FAILED (log: $build/$name.log)" >&2; exit 1; }
   grep -E "^stat::number_of_executed_units" "$build/$name.log" >&2 || true
 }
-run fuzz_gguf "$seeds/gguf" -max_len=2000000
+run fuzz_gguf "$seeds/gguf" -max_len=1200000
 run fuzz_state_file "$seeds/state"
-run fuzz_tokenizer_spm "$seeds/spm" -max_len=4096
-run fuzz_tokenizer_bpe "$seeds/bpe" -max_len=4096
+run fuzz_tokenizer_spm "$seeds/spm" -max_len=1024
+run fuzz_tokenizer_bpe "$seeds/bpe" -max_len=1024
 echo "fuzz: all targets ran without a finding" >&2
