@@ -64,7 +64,8 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
   const int wanted = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   model->set_threads(wanted);
   const int threads = model->threads();
-  if (threads != wanted) std::fprintf(stderr, "-t %d: this build runs at most %d threads; using %d\n", wanted, threads, threads);
+  if (threads < wanted)
+    std::fprintf(stderr, "-t %d: more than this program can run (build and OpenMP limits); using %d\n", wanted, threads);
   if (opt.conversation) {
     Sampler sampler(opt.sampling, model->n_vocab());
     const ChatIo io{print_text, [](std::string& line) { return static_cast<bool>(std::getline(std::cin, line)); }};

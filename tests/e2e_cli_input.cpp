@@ -150,7 +150,7 @@ TEST_CASE("the first failed write to stdout ends the run with exit status 1") {
 TEST_CASE("-t beyond what the build runs is reported as the count used") {
   const auto r = run_bounded({"-t", "1000", "-p", "Once", "-n", "2"});
   CHECK(r.exit_code == 0);
-  CHECK(contains(r.err, "-t 1000: this build runs at most 64 threads; using 64"));
+  CHECK(contains(r.err, "-t 1000: more than this program can run (build and OpenMP limits); using 64\n"));
   CHECK(contains(r.err, ": 64 threads,"));
 }
 

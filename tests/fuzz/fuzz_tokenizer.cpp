@@ -2,7 +2,7 @@
 // (the input's first byte picks the vocabulary and the encoding flags).
 // Encoding must not crash, every id must be in the vocabulary, and valid
 // UTF-8 encoded as plain text (no special tokens parsed) must decode back to
-// itself.
+// itself (for SentencePiece, unless it holds U+2581: see below).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +18,12 @@
 #include "engine/unicode_utf8.hpp"
 
 namespace {
+
+#ifdef KILN_FUZZ_SENTENCEPIECE
+constexpr bool kSentencePiece = true;
+#else
+constexpr bool kSentencePiece = false;
+#endif
 
 struct Vocab {
   kiln::GgufFile file;
@@ -73,7 +79,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int32_t id : ids)
     if (id < 0 || id >= tok.n_vocab()) __builtin_trap();
   const std::string decoded = decode(tok, ids);
-  if (!add_special && !parse_special && valid_utf8(text) && decoded != text) {
+  // SentencePiece writes spaces as U+2581 and decodes U+2581 as a space, so a
+  // literal U+2581 in the text comes back as a space (llama.cpp does the same).
+  const bool round_trips = !kSentencePiece || text.find("\u2581") == std::string_view::npos;
+  if (!add_special && !parse_special && round_trips && valid_utf8(text) && decoded != text) {
     std::fprintf(stderr, "round trip failed: %zu bytes in, %zu bytes out\n", text.size(), decoded.size());
     __builtin_trap();
   }
