@@ -19,3 +19,18 @@ TEST_CASE("SentencePiece: a literal U+2581 is its space marker and decodes as a 
   CHECK(tok.encode("test\xE2\x96\x81" "dsdf", false) == tok.encode("test dsdf", false));
   CHECK(decode(tok, tok.encode("test\xE2\x96\x81" "dsdf", false)) == "test dsdf");
 }
+
+// fuzz_tokenizer_spm, second run: "##a</s>$" with phi-3's vocabulary came
+// back with a space before "$". Not a defect either: "</s>" is a
+// user-defined token there, matched inside plain text, and llama.cpp gives
+// the text after such a token a space prefix of its own, as at the start.
+TEST_CASE("SentencePiece: text after a user-defined token gets its own space prefix") {
+  const auto file = open_shared("/tokenizer-tests/ggml-vocab-phi-3.gguf");
+  if (!file) return;
+  const kiln::Tokenizer tok = kiln::Tokenizer::from_gguf(*file);
+  const std::vector<int32_t> ids = tok.encode("##a</s>$", false);
+  REQUIRE(ids.size() == 4);
+  CHECK(tok.type(ids[2]) == kiln::TokenType::UserDefined);
+  CHECK(tok.piece(ids[3]) == "\xE2\x96\x81$");
+  CHECK(decode(tok, ids) == "##a</s> $");
+}

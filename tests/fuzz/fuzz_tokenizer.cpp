@@ -2,7 +2,8 @@
 // (the input's first byte picks the vocabulary and the encoding flags).
 // Encoding must not crash, every id must be in the vocabulary, and valid
 // UTF-8 encoded as plain text (no special tokens parsed) must decode back to
-// itself (for SentencePiece, unless it holds U+2581: see below).
+// itself (for SentencePiece, with two exceptions: see below).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -79,9 +80,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int32_t id : ids)
     if (id < 0 || id >= tok.n_vocab()) __builtin_trap();
   const std::string decoded = decode(tok, ids);
-  // SentencePiece writes spaces as U+2581 and decodes U+2581 as a space, so a
-  // literal U+2581 in the text comes back as a space (llama.cpp does the same).
-  const bool round_trips = !kSentencePiece || text.find("\u2581") == std::string_view::npos;
+  // SentencePiece, as llama.cpp runs it, is not a bijection in two places
+  // (tests/test_fuzz_findings.cpp): U+2581 is its space marker and decodes
+  // as a space, and text after a user-defined or control token gets a space
+  // prefix of its own.
+  const bool round_trips =
+      !kSentencePiece || (text.find("\u2581") == std::string_view::npos &&
+                          std::all_of(ids.begin(), ids.end(), [&](int32_t id) {
+                            return tok.type(id) == kiln::TokenType::Normal || tok.type(id) == kiln::TokenType::Byte;
+                          }));
   if (!add_special && !parse_special && round_trips && valid_utf8(text) && decoded != text) {
     std::fprintf(stderr, "round trip failed: %zu bytes in, %zu bytes out\n", text.size(), decoded.size());
     __builtin_trap();
