@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh clang libclang-rt-14-dev libomp-14-dev
-build=${KILN_FUZZ_BUILD_DIR:-build-fuzz}
+# Not build-fuzz: .ci/fuzz_chat_template.sh configures that one without the tests.
+build=${KILN_FUZZ_BUILD_DIR:-build-fuzz-parsers}
 shared=$(realpath -m "${KILN_SHARED_DIR:-../shared}")
 seconds=${KILN_FUZZ_SECONDS:-50}
 if [ ! -d "$shared/tokenizer-tests" ] || [ ! -d "$shared/models" ]; then
@@ -17,7 +18,7 @@ if [ ! -d "$shared/tokenizer-tests" ] || [ ! -d "$shared/models" ]; then
 fi
 
 cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_FUZZ=ON \
-  -DKILN_SANITIZE=ON -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link \
+  -DKILN_SANITIZE=ON -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link -DKILN_BUILD_TESTS=ON \
   -DKILN_SHARED_DIR="$shared" -DKILN_MODEL= -DKILN_SYNTHETIC_PRESET= >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz_gguf fuzz_state_file fuzz_tokenizer_spm fuzz_tokenizer_bpe \
   fuzz_seeds kiln-synth >/dev/null
