@@ -15,6 +15,8 @@
 #include <cstring>
 #include <set>
 
+#include "engine/content_hash.hpp"
+
 namespace kiln {
 
 static_assert(std::endian::native == std::endian::little, "GGUF is read by copying little-endian bytes");
@@ -56,6 +58,7 @@ class Reader {
   uint64_t remaining() const { return bytes_.size() - pos_; }
   uint64_t size() const { return bytes_.size(); }
   const std::string& file() const { return file_; }
+  std::span<const uint8_t> bytes() const { return bytes_; }
 
   // What is being read (e.g. "key 'general.name'"); prefixes fail() messages.
   void set_context(std::string context) { context_ = std::move(context); }
@@ -70,16 +73,28 @@ class Reader {
     return value;
   }
 
-  std::string read_string(std::string_view what) {
+  // Moves past n bytes, which must exist; returns where they start.
+  const uint8_t* skip(uint64_t n, std::string_view what) {
+    if (n > remaining())
+      fail("file ends at offset " + std::to_string(size()) + " while reading " + std::string(what) + at(pos_));
+    const uint8_t* start = bytes_.data() + pos_;
+    pos_ += n;
+    return start;
+  }
+
+  // A string's bytes, viewed in place.
+  std::string_view read_string_view(std::string_view what) {
     const uint64_t length_at = pos_;
     const auto length = read<uint64_t>(what);
     if (length > remaining())
       fail("string length " + std::to_string(length) + at(length_at) +
            " runs past the end of the file (size " + std::to_string(size()) + ")");
-    std::string s(reinterpret_cast<const char*>(bytes_.data() + pos_), length);
+    const std::string_view s(reinterpret_cast<const char*>(bytes_.data() + pos_), length);
     pos_ += length;
     return s;
   }
+
+  std::string read_string(std::string_view what) { return std::string(read_string_view(what)); }
 
   [[noreturn]] void fail(const std::string& problem) const {
     throw Error(file_ + ": " + (context_.empty() ? "" : context_ + ": ") + problem);
@@ -116,19 +131,38 @@ uint64_t min_encoded_bytes(GgufValueType type) {
 
 GgufValue read_value(Reader& r, GgufValueType type, int nesting);
 
-// `nesting` counts the arrays enclosing the elements, this one included.
+// Checks and steps over `count` encoded elements of `type`: fixed-size ones
+// at once, the others one by one (bools must be 0 or 1, strings must fit,
+// nested arrays are checked the same way).
+void skip_elements(Reader& r, GgufValueType type, uint64_t count, int nesting) {
+  switch (type) {
+    case GgufValueType::STRING:
+      for (uint64_t i = 0; i < count; ++i) r.read_string_view("string length");
+      return;
+    case GgufValueType::BOOL: case GgufValueType::ARRAY:
+      for (uint64_t i = 0; i < count; ++i) read_value(r, type, nesting);
+      return;
+    default:  // count * size fits: read_array checked count against the bytes left
+      r.skip(count * min_encoded_bytes(type), gguf_type_name(type));
+  }
+}
+
+// `nesting` counts the arrays enclosing the elements, this one included. The
+// array keeps a view of its encoded elements, checked here.
 GgufArray read_array(Reader& r, int nesting) {
   const uint64_t array_at = r.offset();
   if (nesting > kMaxArrayNesting)
     r.fail("arrays nested deeper than " + std::to_string(kMaxArrayNesting) + " levels" + at(array_at));
-  GgufArray array{read_value_type(r), {}};
+  GgufArray array;
+  array.elem_type = read_value_type(r);
   const uint64_t count_at = r.offset();
-  const auto count = r.read<uint64_t>("array length");
-  if (count > r.remaining() / min_encoded_bytes(array.elem_type))
-    r.fail("array of " + std::to_string(count) + " " + std::string(gguf_type_name(array.elem_type)) +
+  array.count = r.read<uint64_t>("array length");
+  if (array.count > r.remaining() / min_encoded_bytes(array.elem_type))
+    r.fail("array of " + std::to_string(array.count) + " " + std::string(gguf_type_name(array.elem_type)) +
            at(count_at) + " runs past the end of the file (size " + std::to_string(r.size()) + ")");
-  array.items.reserve(count);
-  for (uint64_t i = 0; i < count; ++i) array.items.push_back(read_value(r, array.elem_type, nesting));
+  const uint64_t begin = r.offset();
+  skip_elements(r, array.elem_type, array.count, nesting);
+  array.encoded = r.bytes().subspan(begin, r.offset() - begin);
   return array;
 }
 
@@ -275,6 +309,19 @@ void place_tensors(std::vector<GgufTensor>& tensors, const uint8_t* base, uint64
 
 }  // namespace
 
+void GgufArray::for_each(const std::function<void(const GgufValue&)>& visit) const {
+  const std::string name = "GGUF array of " + std::to_string(count) + " " + std::string(gguf_type_name(elem_type));
+  Reader r(name, encoded);
+  // Each element is checked as a value of its own, nested arrays in it up
+  // to kMaxArrayNesting deep.
+  for (uint64_t i = 0; i < count; ++i) visit(read_value(r, elem_type, 0));
+  if (r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " bytes after the last element");
+}
+
+bool GgufArray::operator==(const GgufArray& other) const {
+  return elem_type == other.elem_type && count == other.count && std::ranges::equal(encoded, other.encoded);
+}
+
 int64_t GgufTensor::n_elements() const {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;  // cannot overflow: tensor_nbytes checked the shape
@@ -305,12 +352,14 @@ uint64_t tensor_nbytes(TensorType type, std::span<const int64_t> dims, const std
 GgufFile GgufFile::open(const std::string& path) {
   GgufFile f;
   f.path_ = path;
-  const FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  // Without blocking: opening a FIFO for reading would wait for a writer.
+  const FileDescriptor file{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
   if (file.fd < 0) fail_with_errno(path, "open");
   struct stat st {};
   if (fstat(file.fd, &st) != 0) fail_with_errno(path, "stat");
   if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
   f.size_ = static_cast<size_t>(st.st_size);
+  f.identity_ = FileIdentity::of(st);
   if (f.size_ > 0) {  // mmap refuses length 0; parse() reports the empty file
     void* mapping = mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, file.fd, 0);
     if (mapping == MAP_FAILED) fail_with_errno(path, "map");
@@ -343,12 +392,29 @@ GgufFile& GgufFile::operator=(GgufFile&& other) noexcept {
   size_ = std::exchange(other.size_, 0);
   mapping_ = std::exchange(other.mapping_, nullptr);
   owned_ = std::move(other.owned_);
+  identity_ = other.identity_;
   version_ = other.version_;
   alignment_ = other.alignment_;
   data_offset_ = other.data_offset_;
   kv_ = std::move(other.kv_);
   tensors_ = std::move(other.tensors_);
   return *this;
+}
+
+uint64_t GgufFile::hash_contents() const {
+  constexpr size_t kPart = size_t{8} << 20;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uint64_t h = 0;
+  for (size_t at = 0; at < size_; at += kPart) {
+    const size_t n = std::min(kPart, size_ - at);
+    h = content_hash({base_ + at, n}, h);
+    if (!mapping_) continue;
+    // Whole pages only: the part's first and last page may hold bytes of its neighbours.
+    const auto begin = (reinterpret_cast<uintptr_t>(base_ + at) + page - 1) / page * page;
+    const auto end = reinterpret_cast<uintptr_t>(base_ + at + n) / page * page;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  }
+  return h;
 }
 
 GgufFile::~GgufFile() {

@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/file_cache.hpp"
 #include "kernels/tensor_type.hpp"
 
 namespace kiln {
@@ -36,11 +39,27 @@ enum class GgufValueType : uint32_t {
 };
 
 struct GgufValue;
-struct GgufArray {
-  GgufValueType elem_type;
-  std::vector<GgufValue> items;  // nested arrays are arrays of GgufValue holding GgufArray
 
-  bool operator==(const GgufArray&) const = default;
+// An array as GGUF encodes it: `count` elements of `elem_type` back to back
+// in `encoded` (a string as its length and bytes, a nested array as its own
+// element type, count and elements). Reading a file checks the encoding and
+// keeps only this view of the file's bytes: an array costs no memory beyond
+// the file's, where a GgufValue per element would cost about 48 times its
+// size. An array built in memory (gguf_array(), engine/gguf_writer.hpp) owns
+// its bytes through `storage`; a view into a file is valid while the
+// GgufFile lives.
+struct GgufArray {
+  GgufValueType elem_type = GgufValueType::UINT8;
+  uint64_t count = 0;
+  std::span<const uint8_t> encoded;
+  std::shared_ptr<const std::vector<uint8_t>> storage;  // null for a view into a file
+
+  // Decodes the elements one at a time, in order. Throws kiln::Error if the
+  // bytes do not hold exactly `count` elements of `elem_type` (only possible
+  // for an array put together by hand).
+  void for_each(const std::function<void(const GgufValue&)>& visit) const;
+  // Equal element type, count and encoding.
+  bool operator==(const GgufArray& other) const;
 };
 
 // One metadata value. Integers keep their exact GGUF type in `type`.
@@ -103,6 +122,13 @@ class GgufFile {
   const std::map<std::string, GgufValue>& metadata() const { return kv_; }
   const std::vector<GgufTensor>& tensors() const { return tensors_; }
 
+  // The file opened (nullopt for from_bytes), for caches of results about its bytes.
+  const std::optional<FileIdentity>& identity() const { return identity_; }
+  // content_hash of every byte of the file. A mapped file is read a few MB
+  // at a time, each part's pages handed back to the kernel after, so that
+  // hashing leaves no more of the file resident than there was before.
+  uint64_t hash_contents() const;
+
   const GgufValue* find(std::string_view key) const;
   const GgufTensor* find_tensor(std::string_view name) const;
 
@@ -130,6 +156,7 @@ class GgufFile {
   size_t size_ = 0;
   void* mapping_ = nullptr;        // mmap result (nullptr for from_bytes)
   std::vector<uint8_t> owned_;     // storage for from_bytes
+  std::optional<FileIdentity> identity_;
   uint32_t version_ = 0;
   uint64_t alignment_ = kGgufDefaultAlignment;
   uint64_t data_offset_ = 0;

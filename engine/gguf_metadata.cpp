@@ -82,12 +82,12 @@ double real(const GgufFile& f, std::string_view key, const GgufValue& v) {
   return static_cast<double>(std::get<int64_t>(v.value));
 }
 
-// The items of array `key`, after checking their type with `accepts`.
-const std::vector<GgufValue>& array_items(const GgufFile& f, std::string_view key, const GgufValue& v,
-                                          bool (*accepts)(GgufValueType), std::string_view expected) {
+// Array `key`, after checking its element type with `accepts`.
+const GgufArray& array_of(const GgufFile& f, std::string_view key, const GgufValue& v,
+                          bool (*accepts)(GgufValueType), std::string_view expected) {
   const auto* array = std::get_if<GgufArray>(&v.value);
   if (!array || !accepts(array->elem_type)) wrong_type(f, key, v, expected);
-  return array->items;
+  return *array;
 }
 
 }  // namespace
@@ -139,27 +139,30 @@ bool GgufFile::get_bool_or(std::string_view key, bool fallback) const {
 
 std::vector<std::string> GgufFile::get_string_array(std::string_view key) const {
   const auto is_string = [](GgufValueType t) { return t == GgufValueType::STRING; };
+  const GgufArray& array = array_of(*this, key, require(*this, key), is_string, "an array of strings");
   std::vector<std::string> out;
-  for (const GgufValue& item : array_items(*this, key, require(*this, key), is_string, "an array of strings"))
-    out.push_back(std::get<std::string>(item.value));
+  out.reserve(array.count);  // bounded by the file: each string takes at least 8 bytes of it
+  array.for_each([&](const GgufValue& item) { out.push_back(std::get<std::string>(item.value)); });
   return out;
 }
 
 std::vector<float> GgufFile::get_float_array_or_empty(std::string_view key) const {
   const GgufValue* v = find(key);
   if (!v) return {};
+  const GgufArray& array = array_of(*this, key, *v, is_float, "an array of floats");
   std::vector<float> out;
-  for (const GgufValue& item : array_items(*this, key, *v, is_float, "an array of floats"))
-    out.push_back(static_cast<float>(std::get<double>(item.value)));
+  out.reserve(array.count);
+  array.for_each([&](const GgufValue& item) { out.push_back(static_cast<float>(std::get<double>(item.value))); });
   return out;
 }
 
 std::vector<int32_t> GgufFile::get_int_array_or_empty(std::string_view key) const {
   const GgufValue* v = find(key);
   if (!v) return {};
+  const GgufArray& array = array_of(*this, key, *v, is_integer, "an array of integers");
   std::vector<int32_t> out;
-  for (const GgufValue& item : array_items(*this, key, *v, is_integer, "an array of integers"))
-    out.push_back(integer<int32_t>(*this, key, item, "int32"));
+  out.reserve(array.count);
+  array.for_each([&](const GgufValue& item) { out.push_back(integer<int32_t>(*this, key, item, "int32")); });
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <memory>
 
 #include "engine/atomic_file.hpp"
 
@@ -59,13 +60,13 @@ void put_value(std::vector<uint8_t>& out, const GgufValue& v, const std::string&
     case GgufValueType::BOOL: return put<uint8_t>(out, alternative<bool>(v, key) ? 1 : 0);
     case GgufValueType::STRING: return put_string(out, alternative<std::string>(v, key));
     case GgufValueType::ARRAY: {
+      // Already encoded: decoding it once checks that the bytes hold what
+      // the array says they do.
       const auto& array = alternative<GgufArray>(v, key);
+      array.for_each([](const GgufValue&) {});
       put(out, static_cast<uint32_t>(array.elem_type));
-      put<uint64_t>(out, array.items.size());
-      for (const GgufValue& item : array.items) {
-        if (item.type != array.elem_type) mismatch(key, item);
-        put_value(out, item, key);
-      }
+      put<uint64_t>(out, array.count);
+      out.insert(out.end(), array.encoded.begin(), array.encoded.end());
       return;
     }
   }
@@ -79,6 +80,20 @@ void put_key_value(std::vector<uint8_t>& out, const std::string& key, const Gguf
 }
 
 }  // namespace
+
+GgufArray gguf_array(GgufValueType elem_type, std::span<const GgufValue> items) {
+  auto bytes = std::make_shared<std::vector<uint8_t>>();
+  for (const GgufValue& item : items) {
+    if (item.type != elem_type) mismatch("array element", item);
+    put_value(*bytes, item, "array element");
+  }
+  GgufArray array;
+  array.elem_type = elem_type;
+  array.count = items.size();
+  array.encoded = *bytes;
+  array.storage = std::move(bytes);
+  return array;
+}
 
 GgufWriter::GgufWriter(uint64_t alignment) : alignment_(alignment) {
   if (!std::has_single_bit(alignment) || alignment > UINT32_MAX)
@@ -106,21 +121,21 @@ void GgufWriter::add_f32(const std::string& key, float v) { add(key, {GgufValueT
 void GgufWriter::add_bool(const std::string& key, bool v) { add(key, {GgufValueType::BOOL, v}); }
 
 void GgufWriter::add_string_array(const std::string& key, std::vector<std::string> v) {
-  GgufArray array{GgufValueType::STRING, {}};
-  for (std::string& s : v) array.items.emplace_back(GgufValueType::STRING, std::move(s));
-  add(key, {GgufValueType::ARRAY, std::move(array)});
+  std::vector<GgufValue> items;
+  for (std::string& s : v) items.push_back({GgufValueType::STRING, std::move(s)});
+  add(key, {GgufValueType::ARRAY, gguf_array(GgufValueType::STRING, items)});
 }
 
 void GgufWriter::add_f32_array(const std::string& key, const std::vector<float>& v) {
-  GgufArray array{GgufValueType::FLOAT32, {}};
-  for (float x : v) array.items.emplace_back(GgufValueType::FLOAT32, double{x});
-  add(key, {GgufValueType::ARRAY, std::move(array)});
+  std::vector<GgufValue> items;
+  for (float x : v) items.push_back({GgufValueType::FLOAT32, double{x}});
+  add(key, {GgufValueType::ARRAY, gguf_array(GgufValueType::FLOAT32, items)});
 }
 
 void GgufWriter::add_i32_array(const std::string& key, const std::vector<int32_t>& v) {
-  GgufArray array{GgufValueType::INT32, {}};
-  for (int32_t x : v) array.items.emplace_back(GgufValueType::INT32, int64_t{x});
-  add(key, {GgufValueType::ARRAY, std::move(array)});
+  std::vector<GgufValue> items;
+  for (int32_t x : v) items.push_back({GgufValueType::INT32, int64_t{x}});
+  add(key, {GgufValueType::ARRAY, gguf_array(GgufValueType::INT32, items)});
 }
 
 void GgufWriter::add_tensor(const std::string& name, TensorType type, std::vector<int64_t> dims,

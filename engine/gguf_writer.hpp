@@ -4,12 +4,17 @@
 
 #include <cstdint>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "engine/gguf.hpp"
 
 namespace kiln {
+
+// An array holding `items`, encoded (GgufArray owns the bytes). Throws
+// kiln::Error if an item's type is not `elem_type` or its value does not fit it.
+GgufArray gguf_array(GgufValueType elem_type, std::span<const GgufValue> items);
 
 class GgufWriter {
  public:

@@ -1,26 +1,20 @@
 #include "engine/model_fingerprint.hpp"
 
-#include <algorithm>
-#include <span>
-
+#include "engine/content_hash.hpp"
 #include "engine/error.hpp"
-#include "engine/fnv1a.hpp"
 
 namespace kiln {
 
 uint64_t model_fingerprint(const ModelDesc& desc, const GgufFile& file) {
-  constexpr size_t kSampleBytes = 64;
-  uint64_t h = desc.fingerprint();
-  for (const TensorDesc& t : desc.tensors) {
-    const GgufTensor* tensor = file.find_tensor(t.name);
-    if (tensor == nullptr) throw Error(file.path() + ": tensor '" + t.name + "' is missing");
-    const std::span<const uint8_t> bytes(tensor->data, tensor->nbytes);
-    const size_t n = std::min(bytes.size(), kSampleBytes);
-    h = fnv1a(h, bytes.first(n));
-    h = fnv1a(h, bytes.subspan((bytes.size() - n) / 2, n));
-    h = fnv1a(h, bytes.last(n));
+  for (const TensorDesc& t : desc.tensors)
+    if (file.find_tensor(t.name) == nullptr) throw Error(file.path() + ": tensor '" + t.name + "' is missing");
+  std::optional<uint64_t> bytes_hash = file.identity() ? cached_content_hash(*file.identity()) : std::nullopt;
+  if (!bytes_hash) {
+    bytes_hash = file.hash_contents();
+    if (file.identity()) store_content_hash(*file.identity(), *bytes_hash);
   }
-  return h;
+  const uint64_t shape = desc.fingerprint();
+  return content_hash({reinterpret_cast<const uint8_t*>(&shape), sizeof shape}, *bytes_hash);
 }
 
 }  // namespace kiln

@@ -10,10 +10,12 @@
 namespace kiln {
 
 // ModelDesc::fingerprint() (architecture, hyperparameters, tensor names,
-// types and shapes) extended with a sample of every tensor's bytes (its
-// start, middle and end), so a fine-tune of the same shape is another model.
-// Reads a few hundred bytes per tensor. Throws kiln::Error if `file` lacks a
-// tensor `desc` lists.
+// types and shapes) combined with the content hash of every byte of the file,
+// weights, tokenizer and metadata alike: a file that differs anywhere is
+// another model. Hashing runs at about memory speed (a GB in a fraction of a
+// second) and its result is cached per file version (engine/file_cache.hpp),
+// so a file is hashed once, not at every start. Throws kiln::Error if `file`
+// lacks a tensor `desc` lists.
 uint64_t model_fingerprint(const ModelDesc& desc, const GgufFile& file);
 
 }  // namespace kiln

@@ -56,7 +56,6 @@ Sampler::Sampler(const SamplerParams& p, int n_vocab) : params_(p), n_vocab_(n_v
   candidates_.resize(n_vocab);
   weights_.resize(n_vocab);
   penalized_.assign(n_vocab, 0);
-  recent_.resize(p.repeat_last_n);
 }
 
 int32_t Sampler::sample(const float* logits) {
@@ -72,29 +71,33 @@ void Sampler::accept(int32_t token) {
     throw Error("token id " + std::to_string(token) + " is out of range (the vocab has " +
                 std::to_string(n_vocab_) + " tokens)");
   }
+  // The window grows with the tokens accepted, up to repeat_last_n: its size
+  // is bounded by the context, however large the flag.
+  if (recent_.size() < static_cast<size_t>(params_.repeat_last_n)) {
+    recent_.push_back(token);
+    return;
+  }
   if (recent_.empty()) return;
   recent_[recent_next_] = token;
   recent_next_ = (recent_next_ + 1) % recent_.size();
-  recent_count_ = std::min(recent_count_ + 1, recent_.size());
 }
 
 void Sampler::reset() {
+  recent_.clear();
   recent_next_ = 0;
-  recent_count_ = 0;
   rng_.seed(seed_);
 }
 
 // Each distinct recent token is penalized once, however often it occurred.
 void Sampler::apply_repetition_penalty() {
   if (params_.repeat_penalty == 1.0f) return;
-  for (size_t i = 0; i < recent_count_; ++i) {
-    const int32_t token = recent_[i];
+  for (const int32_t token : recent_) {
     if (penalized_[token]) continue;
     penalized_[token] = 1;
     float& logit = logits_[token];
     logit = logit > 0.0f ? logit / params_.repeat_penalty : logit * params_.repeat_penalty;
   }
-  for (size_t i = 0; i < recent_count_; ++i) penalized_[recent_[i]] = 0;
+  for (const int32_t token : recent_) penalized_[token] = 0;
 }
 
 int32_t Sampler::argmax() const {

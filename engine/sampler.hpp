@@ -50,10 +50,10 @@ class Sampler {
   std::vector<float> weights_;         // unnormalized probabilities of the kept candidates
   std::vector<uint8_t> penalized_;     // per id: already penalized in this call
   int n_kept_ = 0;
-  // The last repeat_last_n accepted tokens, as a ring buffer.
+  // The last repeat_last_n accepted tokens: appended until there are that
+  // many, then a ring buffer whose oldest entry is at recent_next_.
   std::vector<int32_t> recent_;
   size_t recent_next_ = 0;
-  size_t recent_count_ = 0;
 };
 
 }  // namespace kiln

@@ -16,6 +16,12 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+void check_prompt_fits(const Model& model, size_t n_tokens) {
+  if (n_tokens > static_cast<size_t>(model.n_ctx()))
+    throw Error("the prompt is " + std::to_string(n_tokens) + " tokens, but the context holds " +
+                std::to_string(model.n_ctx()) + " (set at build time: kiln_add_model CTX)");
+}
+
 Session::Session(Model& model) : model_(model), logits_(static_cast<size_t>(model.n_vocab())) {
   tokens_.reserve(static_cast<size_t>(model.n_ctx()));
 }
@@ -38,9 +44,7 @@ std::span<const float> Session::ingest(std::span<const int32_t> tokens) {
 
 std::span<const float> Session::ingest_prompt(std::span<const int32_t> prompt) {
   if (prompt.empty()) throw Error("nothing to ingest: the prompt is empty");
-  if (prompt.size() > static_cast<size_t>(model_.n_ctx()))
-    throw Error("the prompt is " + std::to_string(prompt.size()) + " tokens, but the context holds " +
-                std::to_string(model_.n_ctx()) + " (set at build time: kiln_add_model CTX)");
+  check_prompt_fits(model_, prompt.size());
   const size_t kept = std::min(common_prefix_length(tokens_, prompt), prompt.size() - 1);
   tokens_.resize(kept);
   last_reused_ = static_cast<int>(kept);

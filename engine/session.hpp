@@ -15,6 +15,10 @@
 
 namespace kiln {
 
+// Throws kiln::Error "the prompt is <n> tokens, but the context holds ..."
+// when n_tokens positions do not fit in the model's context.
+void check_prompt_fits(const Model& model, size_t n_tokens);
+
 class Session {
  public:
   explicit Session(Model& model);

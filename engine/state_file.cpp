@@ -91,8 +91,23 @@ SessionState decode_header(const HeaderBytes& h, uint32_t& n_tokens) {
 // A descriptor that is closed when it goes out of scope.
 struct ReadOnlyFile {
   int fd;
-  explicit ReadOnlyFile(const std::string& path) : fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+  size_t size = 0;
+  // Opened without blocking (a FIFO would wait for a writer), then checked
+  // to be a regular file, whose reads never block anyway.
+  explicit ReadOnlyFile(const std::string& path) : fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)) {
     if (fd < 0) fail("cannot open");
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      errno = err;
+      fail("cannot stat");
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      throw Error("not a regular file");
+    }
+    size = static_cast<size_t>(st.st_size);
   }
   ~ReadOnlyFile() { ::close(fd); }
   ReadOnlyFile(const ReadOnlyFile&) = delete;
@@ -101,12 +116,6 @@ struct ReadOnlyFile {
   [[noreturn]] static void fail(const char* what) {
     const int err = errno;
     throw Error(std::string(what) + " (" + std::strerror(err) + ")");
-  }
-
-  size_t size() const {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) fail("cannot stat");
-    return static_cast<size_t>(st.st_size);
   }
 
   void read_exactly(void* out, size_t n) const {
@@ -139,7 +148,7 @@ void write_state_file(const std::string& path, const SessionState& state) {
 
 SessionState read_state_file(const std::string& path) {
   const ReadOnlyFile file(path);
-  const size_t size = file.size();
+  const size_t size = file.size;
   if (size == 0) throw Error("the file is empty");
   if (size < kHeaderBytes + kChecksumBytes)
     throw Error("truncated: " + std::to_string(size) + " bytes, less than a header and a checksum");

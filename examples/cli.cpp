@@ -1,7 +1,10 @@
 #include "examples/cli.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -18,9 +21,11 @@ namespace kiln {
 
 namespace {
 
+// The first failed write (a closed pipe with SIGPIPE ignored, a full disk)
+// ends the program: nobody reads what would follow.
 void print_text(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+    throw Error(std::string("cannot write to standard output (") + std::strerror(errno) + ")");
 }
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -45,6 +50,8 @@ void print_timings(const GenerationStats& s) {
 }
 
 int run(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
+  // A write beyond the file size limit then fails (and is cleaned up) instead of killing the program.
+  std::signal(SIGXFSZ, SIG_IGN);
   const CliOptions opt = parse_cli(argc, argv);
   if (opt.help) {
     std::fputs(cli_usage(name, default_gguf).c_str(), stdout);
@@ -54,8 +61,11 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Model> model = load(opt.model_path.empty() ? default_gguf : opt.model_path);
   const double load_ms = ms_since(t0);
-  const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  model->set_threads(threads);
+  const int wanted = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  model->set_threads(wanted);
+  const int threads = model->threads();
+  if (threads < wanted)
+    std::fprintf(stderr, "-t %d: more than this program can run (build and OpenMP limits); using %d\n", wanted, threads);
   if (opt.conversation) {
     Sampler sampler(opt.sampling, model->n_vocab());
     const ChatIo io{print_text, [](std::string& line) { return static_cast<bool>(std::getline(std::cin, line)); }};
@@ -71,6 +81,7 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
                                           ? opt.prompt_ids
                                           : tok.encode(opt.prompt, /*add_special=*/true, /*parse_special=*/true);
   if (prompt.empty()) throw Error("the prompt encodes to no tokens and the model adds no BOS: give a prompt with -p");
+  check_prompt_fits(*model, prompt.size());  // before any of it is printed
   Sampler sampler(opt.sampling, model->n_vocab());
 
   for (int32_t id : prompt)
@@ -114,6 +125,11 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
     std::string line;
     if (!std::getline(std::cin, line)) break;
     const std::vector<int32_t> more = tok.encode(line + "\n", /*add_special=*/false, /*parse_special=*/true);
+    if (context.size() + more.size() > size_t(model->n_ctx())) {
+      std::fprintf(stderr, "this line is %zu tokens, the context has %zu of %d positions left; it was not added\n",
+                   more.size(), size_t(model->n_ctx()) - context.size(), model->n_ctx());
+      continue;
+    }
     context.insert(context.end(), more.begin(), more.end());
     s = generate(session, context, opt.n_predict, sampler, on_token);
     print_text(detok.flush() + "\n");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -40,6 +41,8 @@ std::vector<int32_t> parse_token_ids(const std::string& flag, std::string text) 
 }
 
 std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error("-f: '" + path + "' is a folder, not a prompt file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("-f: cannot read prompt file '" + path + "'");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -14,6 +14,7 @@
 
 #include "engine/atomic_file.hpp"
 #include "engine/error.hpp"
+#include "engine/file_cache.hpp"
 
 namespace kiln {
 
@@ -216,10 +217,6 @@ MachineLimits load_limits(const std::string& path) {
   return m;
 }
 
-std::string default_limits_path() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/kiln/machine.json";
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : ".") + "/.cache/kiln/machine.json";
-}
+std::string default_limits_path() { return kiln_cache_path("machine.json"); }
 
 }  // namespace kiln

@@ -12,28 +12,36 @@ struct TensorRule {
   bool float_only;  // norms and biases are read as plain float arrays
 };
 
-std::vector<TensorRule> tensor_rules(const Hyperparams& hp) {
+// The tensors of block `l`.
+std::vector<TensorRule> block_rules(const Hyperparams& hp, int l) {
   const int64_t e = hp.n_embd, q = int64_t(hp.n_head) * hp.head_dim, kv = int64_t(hp.n_head_kv) * hp.head_dim;
+  const std::string b = "blk." + std::to_string(l) + ".";
+  std::vector<TensorRule> rules = {{b + "attn_norm.weight", {e}, true},
+                                   {b + "attn_q.weight", {e, q}, false},
+                                   {b + "attn_k.weight", {e, kv}, false},
+                                   {b + "attn_v.weight", {e, kv}, false}};
+  if (hp.qkv_bias) {
+    rules.push_back({b + "attn_q.bias", {q}, true});
+    rules.push_back({b + "attn_k.bias", {kv}, true});
+    rules.push_back({b + "attn_v.bias", {kv}, true});
+  }
+  rules.push_back({b + "attn_output.weight", {q, e}, false});
+  rules.push_back({b + "ffn_norm.weight", {e}, true});
+  rules.push_back({b + "ffn_gate.weight", {e, hp.n_ff}, false});
+  rules.push_back({b + "ffn_up.weight", {e, hp.n_ff}, false});
+  rules.push_back({b + "ffn_down.weight", {hp.n_ff, e}, false});
+  return rules;
+}
+
+std::vector<TensorRule> tensor_rules(const Hyperparams& hp) {
+  const int64_t e = hp.n_embd;
   std::vector<TensorRule> rules = {{"token_embd.weight", {e, hp.n_vocab}, false},
                                    {"output_norm.weight", {e}, true}};
   if (!hp.tied_output) rules.push_back({"output.weight", {e, hp.n_vocab}, false});
   if (hp.rope_freqs) rules.push_back({"rope_freqs.weight", {hp.n_rot / 2}, true});
   for (int l = 0; l < hp.n_layer; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".";
-    rules.push_back({b + "attn_norm.weight", {e}, true});
-    rules.push_back({b + "attn_q.weight", {e, q}, false});
-    rules.push_back({b + "attn_k.weight", {e, kv}, false});
-    rules.push_back({b + "attn_v.weight", {e, kv}, false});
-    if (hp.qkv_bias) {
-      rules.push_back({b + "attn_q.bias", {q}, true});
-      rules.push_back({b + "attn_k.bias", {kv}, true});
-      rules.push_back({b + "attn_v.bias", {kv}, true});
-    }
-    rules.push_back({b + "attn_output.weight", {q, e}, false});
-    rules.push_back({b + "ffn_norm.weight", {e}, true});
-    rules.push_back({b + "ffn_gate.weight", {e, hp.n_ff}, false});
-    rules.push_back({b + "ffn_up.weight", {e, hp.n_ff}, false});
-    rules.push_back({b + "ffn_down.weight", {hp.n_ff, e}, false});
+    const std::vector<TensorRule> block = block_rules(hp, l);
+    rules.insert(rules.end(), block.begin(), block.end());
   }
   return rules;
 }
@@ -101,6 +109,12 @@ ModelDesc read_decoder(const GgufFile& f, const DecoderRules& rules) {
   if (!embd || embd->dims.size() != 2) fail("tensor 'token_embd.weight' is missing or not 2-D");
   hp.n_vocab = optional("vocab_size", uint64_t(embd->dims[1]));
   hp.tied_output = f.find_tensor("output.weight") == nullptr;
+
+  // The file's tensors bound block_count before a rule is made for each block.
+  const size_t per_block = block_rules(hp, 0).size();
+  if (size_t(hp.n_layer) > f.tensors().size() / per_block)
+    fail("block_count " + std::to_string(hp.n_layer) + " needs at least " + std::to_string(per_block) +
+         " tensors per block, the file has " + std::to_string(f.tensors().size()) + " tensors in all");
 
   std::set<std::string> used;
   for (const auto& rule : tensor_rules(hp)) {

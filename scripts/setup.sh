@@ -3,7 +3,8 @@
 # apt-get line to run and stops (as any other user).
 set -euo pipefail
 
-packages=(g++ cmake make libxsimd-dev doctest-dev)
+# Arguments name more packages to install (.ci/fuzz.sh asks for clang).
+packages=(g++ cmake make libxsimd-dev doctest-dev "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

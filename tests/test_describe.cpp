@@ -75,6 +75,10 @@ TEST_CASE("almost-right files are refused, naming what is wrong") {
                        Contains("architecture 'gpt-neox' is not supported"), kiln::Error);
   CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.block_count", std::nullopt)),
                        Contains("llama.block_count"), kiln::Error);
+  // Refused at once, before a tensor rule is made for each of the blocks
+  // (10^7 blocks of rules ended in std::bad_alloc).
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.block_count", u32(10'000'000))),
+                       Contains("block_count 10000000 needs at least 9 tensors per block, the file has"), kiln::Error);
   CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.attention.head_count", u32(5))),
                        Contains("not a multiple of head_count 5"), kiln::Error);
   CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.feed_forward_length", u32(100))),

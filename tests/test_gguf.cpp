@@ -14,10 +14,10 @@
 #include "engine/atomic_file.hpp"
 #include "engine/gguf.hpp"
 #include "engine/gguf_writer.hpp"
+#include "examples/resident_memory.hpp"
 #include "tests/temp_folder.hpp"
 
 namespace fs = std::filesystem;
-using kiln::GgufArray;
 using kiln::GgufFile;
 using kiln::GgufValue;
 using kiln::GgufValueType;
@@ -39,7 +39,7 @@ Bytes pattern(size_t n, uint8_t seed) {
 GgufValue u16(uint16_t v) { return {GgufValueType::UINT16, uint64_t{v}}; }
 
 GgufValue array_of(GgufValueType elem_type, std::vector<GgufValue> items) {
-  return {GgufValueType::ARRAY, GgufArray{elem_type, std::move(items)}};
+  return {GgufValueType::ARRAY, kiln::gguf_array(elem_type, items)};
 }
 
 // An array of uint16 wrapped in `levels` arrays in total.
@@ -400,6 +400,36 @@ TEST_CASE("arrays nest up to 8 levels") {
   check_rejected(too_deep.bytes(), "key 'deep': arrays nested deeper than 8 levels");
 }
 
+TEST_CASE("a large metadata array costs its size in memory, not an object per element") {
+  // One uint8 array of 8 MiB, laid out by hand.
+  constexpr uint64_t n = uint64_t{8} << 20;
+  Bytes image(std::begin(kiln::kGgufMagic), std::end(kiln::kGgufMagic));
+  const auto put = [&]<typename T>(T v) {
+    image.resize(image.size() + sizeof v);
+    std::memcpy(image.data() + image.size() - sizeof v, &v, sizeof v);
+  };
+  put(uint32_t{3});  // version
+  put(uint64_t{0});  // tensors
+  put(uint64_t{1});  // keys
+  put(uint64_t{7});
+  image.insert(image.end(), {'t', '.', 'b', 'y', 't', 'e', 's'});
+  put(static_cast<uint32_t>(GgufValueType::ARRAY));
+  put(static_cast<uint32_t>(GgufValueType::UINT8));
+  put(n);
+  image.resize(image.size() + n, 5);
+  if (!kiln::reset_peak_resident()) {
+    MESSAGE("this system cannot reset the peak resident set; skipped");
+    return;
+  }
+  const int64_t before = kiln::own_status_bytes("VmHWM").value();
+  const GgufFile f = GgufFile::from_bytes(image);  // copies the n bytes of the image
+  const int64_t peak = kiln::own_status_bytes("VmHWM").value();
+  CHECK(peak - before < int64_t{4 * n});
+  const auto& array = std::get<kiln::GgufArray>(f.find("t.bytes")->value);
+  CHECK(array.count == n);
+  CHECK(array.encoded.size() == n);
+}
+
 TEST_CASE("a bad general.alignment is refused") {
   const Bytes good = small_writer(64).bytes();
   REQUIRE(GgufFile::from_bytes(good).alignment() == 64);
@@ -515,12 +545,13 @@ TEST_CASE("write_file_atomically writes, replaces and cleans up") {
   CHECK_THROWS_WITH_AS(kiln::write_file_atomically(in_missing_folder, as_bytes("x")),
                        doctest::Contains((in_missing_folder + ": cannot create").c_str()), kiln::Error);
 
-  // A target that cannot be replaced (a non-empty folder): the rename fails,
-  // and neither the target nor a temporary file is left changed behind.
+  // A folder is refused before anything is written: neither it nor the file
+  // written above changes, and no temporary file is left behind.
   const fs::path folder = tmp.path / "folder";
   fs::create_directories(folder / "inside");
   CHECK_THROWS_WITH_AS(kiln::write_file_atomically(folder.string(), as_bytes("x")),
-                       doctest::Contains((folder.string() + ": cannot replace").c_str()), kiln::Error);
+                       (folder.string() + ": is a folder; kiln writes only regular files and character devices").c_str(),
+                       kiln::Error);
   CHECK(fs::is_directory(folder / "inside"));
   CHECK(read_text(target) == "second, longer");
   CHECK(std::distance(fs::directory_iterator(tmp.path), fs::directory_iterator()) == 2);

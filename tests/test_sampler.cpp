@@ -9,6 +9,7 @@
 
 #include "engine/error.hpp"
 #include "engine/sampler.hpp"
+#include "examples/resident_memory.hpp"
 
 using kiln::Sampler;
 using kiln::SamplerParams;
@@ -229,6 +230,23 @@ TEST_CASE("the repetition penalty pushes recent tokens down") {
   Sampler no_penalty(off, 4);
   no_penalty.accept(0);
   CHECK(no_penalty.sample(positive.data()) == 0);
+}
+
+TEST_CASE("a huge --repeat-last-n costs memory only for the tokens seen") {
+  // 10^8 once meant 400 MB allocated up front, even with the penalty off.
+  SamplerParams p = greedy();
+  p.repeat_penalty = 1.5f;
+  p.repeat_last_n = std::numeric_limits<int>::max();
+  if (!kiln::reset_peak_resident()) {
+    MESSAGE("this system cannot reset the peak resident set; skipped");
+    return;
+  }
+  const int64_t before = kiln::own_status_bytes("VmHWM").value();
+  Sampler sampler(p, 4);
+  for (int i = 0; i < 1000; ++i) sampler.accept(i % 2);
+  CHECK(kiln::own_status_bytes("VmHWM").value() - before < (int64_t{16} << 20));
+  const std::vector<float> logits{2.0f, 1.9f, 1.8f, 0.0f};
+  CHECK(sampler.sample(logits.data()) == 2);  // 0 and 1, seen long ago, are still in the window
 }
 
 TEST_CASE("a 150k vocab samples quickly with the default chain") {

@@ -8,6 +8,9 @@
 
 #include "kernels/arch/cpu_features.hpp"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #if defined(__aarch64__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
@@ -49,6 +52,11 @@ uint32_t present_features() {
   uint32_t f = 0;
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();  // constructors may run before libgcc's own
+  // F16C and AVX-VNNI straight from CPUID: clang 14's __builtin_cpu_supports
+  // does not know their names (leaf 1 ECX bit 29; leaf 7 subleaf 1 EAX bit 4).
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+  const bool avxvnni = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4)) != 0;
   const struct {
     Feature bit;
     bool present;
@@ -61,7 +69,7 @@ uint32_t present_features() {
       {kAvx, __builtin_cpu_supports("avx") != 0},
       {kAvx2, __builtin_cpu_supports("avx2") != 0},
       {kFma, __builtin_cpu_supports("fma") != 0},
-      {kF16c, __builtin_cpu_supports("f16c") != 0},
+      {kF16c, f16c},
       {kBmi2, __builtin_cpu_supports("bmi2") != 0},
       {kAvx512f, __builtin_cpu_supports("avx512f") != 0},
       {kAvx512bw, __builtin_cpu_supports("avx512bw") != 0},
@@ -70,7 +78,7 @@ uint32_t present_features() {
       {kAvx512cd, __builtin_cpu_supports("avx512cd") != 0},
       {kAvx512vnni, __builtin_cpu_supports("avx512vnni") != 0},
       {kAvx512bf16, __builtin_cpu_supports("avx512bf16") != 0},
-      {kAvxvnni, __builtin_cpu_supports("avxvnni") != 0},
+      {kAvxvnni, avxvnni},
   };
   for (const auto& c : checks)
     if (c.present) f |= c.bit;

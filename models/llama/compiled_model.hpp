@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include <omp.h>
+
 #include "engine/gguf.hpp"
 #include "engine/model_fingerprint.hpp"
 #include "models/describe.hpp"
@@ -44,8 +46,9 @@ class CompiledModel final : public kiln::Model {
   int n_ctx() const override { return C::n_ctx; }
   int max_batch() const override { return C::max_batch; }
   int n_vocab() const override { return C::n_vocab; }
+  // At most the attention scratch's rows, and what OpenMP will start (OMP_THREAD_LIMIT).
   void set_threads(int n, ThreadFit fit) override {
-    threads_ = std::clamp(n, 1, kMaxThreads);
+    threads_ = std::clamp(n, 1, std::min(kMaxThreads, omp_get_thread_limit()));
     fit_ = fit;
   }
   int threads() const override { return threads_; }

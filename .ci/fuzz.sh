@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# CI: builds the libFuzzer targets of tests/fuzz with clang++ (ASan, UBSan,
+# coverage) and runs each for KILN_FUZZ_SECONDS (default 50) from a seed
+# corpus made at run time from ../shared (models and tokenizer vocabularies,
+# never committed) and kiln-synth. Fails on any crash, sanitizer report,
+# timeout or oversized allocation; libFuzzer leaves the input that caused it
+# as $build/artifacts/crash-* (or leak-, timeout-, oom-).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh clang libclang-rt-14-dev libomp-14-dev
+# Not build-fuzz: .ci/fuzz_chat_template.sh configures that one without the tests.
+build=${KILN_FUZZ_BUILD_DIR:-build-fuzz-parsers}
+shared=$(realpath -m "${KILN_SHARED_DIR:-../shared}")
+seconds=${KILN_FUZZ_SECONDS:-50}
+if [ ! -d "$shared/tokenizer-tests" ] || [ ! -d "$shared/models" ]; then
+  echo "fuzz: $shared has no models/ or tokenizer-tests/; fuzzing skipped" >&2
+  exit 0
+fi
+
+cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_FUZZ=ON \
+  -DKILN_SANITIZE=ON -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link -DKILN_BUILD_TESTS=ON \
+  -DKILN_SHARED_DIR="$shared" -DKILN_MODEL= -DKILN_SYNTHETIC_PRESET= >/dev/null
+cmake --build "$build" -j"$(nproc)" --target fuzz_gguf fuzz_state_file fuzz_tokenizer_spm fuzz_tokenizer_bpe \
+  fuzz_seeds kiln-synth >/dev/null
+
+seeds=$build/seeds
+rm -rf "$seeds"
+mkdir -p "$seeds"/{gguf,state,spm,bpe} "$build/artifacts"
+# GGUF: the small real model and tiny synthetic models of both architectures and several weight types.
+cp "$shared/models/stories260K/stories260K.gguf" "$seeds/gguf/"
+tiny=(--embd 32 --layers 1 --heads 2 --kv-heads 1 --ff 64 --vocab 300 --ctx 32)
+"$build/bin/kiln-synth" "${tiny[@]}" --type q8_0 -o "$seeds/gguf/tiny-llama.gguf"
+"$build/bin/kiln-synth" "${tiny[@]}" --arch qwen2 --type f16 -o "$seeds/gguf/tiny-qwen2.gguf"
+"$build/bin/kiln-synth" "${tiny[@]}" --embd 256 --ff 256 --tied --rope-freqs --type q4_k -o "$seeds/gguf/tiny-tied.gguf"
+"$build/tests/fuzz/fuzz_seeds" "$seeds/state"
+# Text: the tokenizer test inputs, one file per vocabulary's input set.
+for f in "$shared"/tokenizer-tests/*.inp; do
+  name=$(basename "$f" .inp)
+  case "$name" in *llama-spm*|*phi-3*) cp "$f" "$seeds/spm/$name" ;; *) cp "$f" "$seeds/bpe/$name" ;; esac
+done
+
+run() {  # name seed-folder [libFuzzer flags]
+  local name=$1 seed=$2
+  shift 2
+  local corpus=$build/corpus/$name
+  mkdir -p "$corpus"
+  echo "fuzz: $name for $seconds s" >&2
+  "$build/tests/fuzz/$name" "$corpus" "$seed" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -malloc_limit_mb=512 -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-" "$@" 2>"$build/$name.log" ||
+    { tail -n 60 "$build/$name.log" >&2; echo "fuzz: $name FAILED (log: $build/$name.log)" >&2; exit 1; }
+  grep -E "^stat::number_of_executed_units" "$build/$name.log" >&2 || true
+}
+run fuzz_gguf "$seeds/gguf" -max_len=1200000
+run fuzz_state_file "$seeds/state"
+run fuzz_tokenizer_spm "$seeds/spm" -max_len=1024
+run fuzz_tokenizer_bpe "$seeds/bpe" -max_len=1024
+echo "fuzz: all targets ran without a finding" >&2
