@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "tests/reference_dequant.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/q8_activations.hpp"
 #include "kernels/quant.hpp"
@@ -209,9 +210,13 @@ void check_get_rows() {
   const std::vector<int32_t> ids = {3, 0, 5, 3, 1};
   const int n = static_cast<int>(ids.size());
 
-  std::vector<float> expected(n * Cols);
-  for (int t = 0; t < n; ++t)
-    kernels::dequantize_row(T, w.data() + ids[t] * kiln::row_bytes(T, Cols), &expected[t * Cols], Cols);
+  // Expected: the rows as the reference forward pass decodes them (its own code, not kernels/).
+  std::vector<float> expected;
+  for (int t = 0; t < n; ++t) {
+    const std::vector<float> row =
+        reference_dequantize(static_cast<uint32_t>(T), w.data() + ids[t] * kiln::row_bytes(T, Cols), Cols);
+    expected.insert(expected.end(), row.begin(), row.end());
+  }
   for (int threads = 1; threads <= 3; ++threads) {
     std::vector<float> out(n * Cols);
     in_parallel(threads, [&] { kernels::get_rows<T, Cols>(w.data(), ids.data(), n, out.data()); });
