@@ -71,7 +71,7 @@ const TinyVocab kTiny({{"\xE2\x96\x81", -1},           // ▁
 }  // namespace
 
 TEST_CASE("stories260K: prompts encode to llama2.c's ids, and greedy outputs decode to its text" * kiln::test::needs_fixtures) {
-  const GgufFile f = open_shared("/models/stories260K/stories260K.gguf");
+  const GgufFile f = open_shared("models/stories260K/stories260K.gguf");
   const Tokenizer tok = Tokenizer::from_gguf(f);
   CHECK(tok.n_vocab() == 512);
   CHECK(tok.bos() == 1);
@@ -108,7 +108,7 @@ TEST_CASE("stories260K: prompts encode to llama2.c's ids, and greedy outputs dec
 }
 
 TEST_CASE("llama-spm vocab: special ids, BOS, and byte fallback reassembled by the detokenizer" * kiln::test::needs_fixtures) {
-  const GgufFile f = open_shared("/tokenizer-tests/ggml-vocab-llama-spm.gguf");
+  const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-llama-spm.gguf");
   const Tokenizer tok = Tokenizer::from_gguf(f);
   CHECK(tok.n_vocab() == 32000);
   CHECK(tok.is_end_of_generation(2));
@@ -138,7 +138,7 @@ TEST_CASE("llama-spm vocab: special ids, BOS, and byte fallback reassembled by t
 }
 
 TEST_CASE("llama-spm vocab: a long input encodes quickly" * kiln::test::needs_fixtures) {
-  const GgufFile f = open_shared("/tokenizer-tests/ggml-vocab-llama-spm.gguf");
+  const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-llama-spm.gguf");
   const Tokenizer tok = Tokenizer::from_gguf(f);
   std::string text;
   while (text.size() < 100000) text += "The quick brown fox jumps over the lazy dog, 1234 times! ";
@@ -204,7 +204,7 @@ TEST_CASE("user-defined tokens are matched whole, control tokens only when asked
 }
 
 TEST_CASE("phi-3 vocab: its chat markers are control tokens, and </s> is user-defined" * kiln::test::needs_fixtures) {
-  const GgufFile f = open_shared("/tokenizer-tests/ggml-vocab-phi-3.gguf");
+  const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-phi-3.gguf");
   const Tokenizer tok = Tokenizer::from_gguf(f);
   // <|end|> and <|endoftext|> (EOS) end generation; <|user|> does not.
   CHECK(tok.is_end_of_generation(32000));

@@ -192,7 +192,7 @@ TEST_CASE("from_gguf refuses BPE vocabs it cannot use, naming the problem") {
 }
 
 TEST_CASE("llama-bpe vocab: chat markers when asked, BOS, end of generation" * kiln::test::needs_fixtures) {
-  const GgufFile f = open_shared("/tokenizer-tests/ggml-vocab-llama-bpe.gguf");
+  const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-llama-bpe.gguf");
   const Tokenizer tok = Tokenizer::from_gguf(f);
   CHECK(tok.n_vocab() == 128256);
   const std::string chat = "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>";
@@ -210,7 +210,7 @@ TEST_CASE("llama-bpe vocab: chat markers when asked, BOS, end of generation" * k
 }
 
 TEST_CASE("qwen2 vocab: user-defined tokens always, end of generation as llama.cpp prints it" * kiln::test::needs_fixtures) {
-  const GgufFile f = open_shared("/tokenizer-tests/ggml-vocab-qwen2.gguf");
+  const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-qwen2.gguf");
   const Tokenizer tok = Tokenizer::from_gguf(f);
   CHECK(tok.encode("<think>x</think>", true) == std::vector<int32_t>{151667, 87, 151668});  // add_bos_token is false
   CHECK(tok.encode("<|im_start|>user\n", false, /*parse_special=*/true) == std::vector<int32_t>{151644, 872, 198});
@@ -223,7 +223,7 @@ TEST_CASE("qwen2 vocab: user-defined tokens always, end of generation as llama.c
 }
 
 TEST_CASE("byte-level BPE: a long input encodes quickly" * kiln::test::needs_fixtures) {
-  const GgufFile f = open_shared("/tokenizer-tests/ggml-vocab-llama-bpe.gguf");
+  const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-llama-bpe.gguf");
   const Tokenizer tok = Tokenizer::from_gguf(f);
   std::string text;
   while (text.size() < 100000) {

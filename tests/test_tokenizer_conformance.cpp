@@ -46,7 +46,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // text, as llama.cpp's test does, and checks the round trip too.
 void check_vocab_cases(const std::string& name) {
   const auto start = std::chrono::steady_clock::now();
-  const GgufFile f = open_shared("/tokenizer-tests/ggml-vocab-" + name + ".gguf");
+  const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-" + name + ".gguf");
   const Tokenizer tok = Tokenizer::from_gguf(f);
   const double load_seconds = seconds_since(start);
   const std::vector<VocabCase> cases = read_vocab_cases(f.path());
