@@ -9,7 +9,7 @@
 
 #include "engine/chat/chat_prompt.hpp"
 #include "engine/session.hpp"
-#include "stories260K.hpp"
+#include "kiln_test_stories260K.hpp"
 #include "tests/run_process.hpp"
 #include "tests/temp_folder.hpp"
 
@@ -19,7 +19,7 @@ using Tokens = std::vector<int32_t>;
 namespace {
 
 kiln::Model& model() {
-  static std::unique_ptr<kiln::Model> m = kiln::models::stories260K::load();
+  static std::unique_ptr<kiln::Model> m = kiln::models::kiln_test_stories260K::load();
   return *m;
 }
 

@@ -9,8 +9,8 @@
 #include <functional>
 #include <random>
 
-#include "synth_llama_mixed.hpp"
-#include "synth_qwen2_mixed.hpp"
+#include "kiln_test_synth_llama_mixed.hpp"
+#include "kiln_test_synth_qwen2_mixed.hpp"
 #include "tests/reference_check.hpp"
 #include "tests/run_process.hpp"
 
@@ -22,8 +22,8 @@ struct Fixture {
 };
 
 const Fixture kFixtures[] = {
-    {"synth_llama_mixed", [] { return kiln::models::synth_llama_mixed::load(); }},
-    {"synth_qwen2_mixed", [] { return kiln::models::synth_qwen2_mixed::load(); }},
+    {"synth_llama_mixed", [] { return kiln::models::kiln_test_synth_llama_mixed::load(); }},
+    {"synth_qwen2_mixed", [] { return kiln::models::kiln_test_synth_qwen2_mixed::load(); }},
 };
 
 std::vector<int32_t> random_prompt(int n, int vocab) {
@@ -104,8 +104,8 @@ TEST_CASE("kiln-bench reports the kernel time, the overhead and the memory check
   const auto md = kiln::test::run_process({BENCH_BIN, "-p", "0", "-n", "8", "-r", "1", "-t", "1"});
   REQUIRE_MESSAGE(md.exit_code == 0, md.err);
   CHECK(md.out.find("| kernels µs/token | overhead µs/token |") != std::string::npos);
-  CHECK(md.out.find("\nkernels: synth_llama_mixed tg8, 1 thread(s), token at position 4,") != std::string::npos);
-  CHECK(md.out.find("\nmemory: synth_llama_mixed: peak resident ") != std::string::npos);
+  CHECK(md.out.find("\nkernels: kiln_test_synth_llama_mixed tg8, 1 thread(s), token at position 4,") != std::string::npos);
+  CHECK(md.out.find("\nmemory: kiln_test_synth_llama_mixed: peak resident ") != std::string::npos);
 
   const auto json = kiln::test::run_process({BENCH_BIN, "-p", "0", "-n", "8", "-r", "1", "-t", "1", "-o", "json"});
   REQUIRE_MESSAGE(json.exit_code == 0, json.err);

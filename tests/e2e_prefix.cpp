@@ -1,4 +1,6 @@
-// Prefix reuse end to end on stories260K: a prompt computed on top of a
+// Prefix reuse end to end on stories260K, compiled twice (tests/CMakeLists.txt:
+// e2e_prefix with an F32 KV cache, e2e_prefix_kv16 with the default F16 one,
+// STORIES_MODEL names which): a prompt computed on top of a
 // reused, restored or loaded prefix gives exactly the logits and tokens of
 // computing it all, and the command line's --prompt-cache survives every kind
 // of damaged file without changing the output.
@@ -18,7 +20,7 @@
 #include "engine/session.hpp"
 #include "engine/state_file.hpp"
 #include "examples/prefix_bench.hpp"
-#include "stories260K.hpp"
+#include STORIES_HEADER
 #include "tests/run_process.hpp"
 #include "tests/temp_folder.hpp"
 
@@ -33,7 +35,7 @@ using Logits = std::vector<float>;
 namespace {
 
 kiln::Model& model() {
-  static std::unique_ptr<kiln::Model> m = kiln::models::stories260K::load();
+  static std::unique_ptr<kiln::Model> m = kiln::models::STORIES_MODEL::load();
   return *m;
 }
 
@@ -143,9 +145,13 @@ TEST_CASE("a snapshot restores to the same logits, and a bad one changes nothing
   std::vector<Bad> bad(5, {"", state});
   bad[0].message = "made by another model";
   bad[0].state.fingerprint ^= 1;
-  bad[1].message = "KV cache layout is 5 layers x 32 f16 (2 bytes), this model's is 5 layers x 32 f32 (4 bytes)";
-  bad[1].state.kv.type = "f16";
-  bad[1].state.kv.bytes_per_value = 2;
+  // The other element type than this model's cache (the test runs on an F32 and an F16 cache).
+  const bool f16 = model().kv_layout().type == "f16";
+  const std::string layout_message = f16 ? "KV cache layout is 5 layers x 32 f32 (4 bytes), this model's is 5 layers x 32 f16 (2 bytes)"
+                                         : "KV cache layout is 5 layers x 32 f16 (2 bytes), this model's is 5 layers x 32 f32 (4 bytes)";
+  bad[1].message = layout_message.c_str();
+  bad[1].state.kv.type = f16 ? "f32" : "f16";
+  bad[1].state.kv.bytes_per_value = f16 ? 4 : 2;
   bad[2].message = "KV bytes for 130 tokens, expected";
   bad[2].state.kv_bytes.pop_back();
   bad[3].message = "token 7 has id 512, outside the vocabulary (0..511)";
@@ -229,7 +235,7 @@ TEST_CASE("a state of another model of the same shape is refused") {
   spec.rms_eps = model().desc().hp.rms_eps;
   const std::string twin_gguf = tmp.file("twin.gguf");
   kiln::synth::make_model(spec).write(twin_gguf);
-  std::unique_ptr<kiln::Model> twin = kiln::models::stories260K::load(twin_gguf);  // same shape, other weights
+  std::unique_ptr<kiln::Model> twin = kiln::models::STORIES_MODEL::load(twin_gguf);  // same shape, other weights
   CHECK(twin->desc().fingerprint() == model().desc().fingerprint());
   CHECK(twin->fingerprint() != model().fingerprint());
 

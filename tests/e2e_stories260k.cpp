@@ -12,7 +12,7 @@
 
 #include "codegen/synth.hpp"
 #include "engine/session.hpp"
-#include "stories260K.hpp"
+#include "kiln_test_stories260K.hpp"
 #include "tests/reference_check.hpp"
 #include "tests/reference_forward.hpp"
 #include "tests/run_process.hpp"
@@ -22,7 +22,7 @@ namespace {
 const std::string kDir = KILN_SHARED_DIR "/models/stories260K/";
 
 kiln::Model& model() {
-  static std::unique_ptr<kiln::Model> m = kiln::models::stories260K::load();
+  static std::unique_ptr<kiln::Model> m = kiln::models::kiln_test_stories260K::load();
   return *m;
 }
 
@@ -68,6 +68,14 @@ std::vector<ReferenceRun> reference_runs() {
     } else if (line.rfind("ids: ", 0) == 0 && next < runs.size()) {
       runs[next++].ids = parse_ids(line.substr(5));
     }
+  }
+  // The folder's README: four prompts, each with its text, its prompt ids and 201 greedy ids.
+  REQUIRE(runs.size() == 4);
+  REQUIRE(next == 4);
+  for (const auto& run : runs) {
+    REQUIRE(!run.stdout_text.empty());
+    REQUIRE(!run.prompt_ids.empty());
+    REQUIRE(run.ids.size() == 201);
   }
   return runs;
 }
@@ -172,7 +180,7 @@ TEST_CASE("stories260K: a token too small for a team runs on one thread, a long 
 }
 
 TEST_CASE("stories260K: agrees with the reference forward pass on prompts nobody listed") {
-  const auto file = kiln::GgufFile::open(kiln::models::stories260K::kDefaultGguf);
+  const auto file = kiln::GgufFile::open(kiln::models::kiln_test_stories260K::kDefaultGguf);
   kiln::test::ReferenceModel ref(file);
   kiln::SamplerParams greedy;
   greedy.temperature = 0;
@@ -207,7 +215,7 @@ TEST_CASE("stories260K: a GGUF of another shape is refused with the mismatch nam
   spec.shape.n_layer = 3;
   const std::string path = (std::filesystem::temp_directory_path() / "kiln-e2e-mismatch.gguf").string();
   kiln::synth::make_model(spec).write(path);
-  CHECK_THROWS_WITH_AS(kiln::models::stories260K::load(path), doctest::Contains("block_count is 3"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::models::kiln_test_stories260K::load(path), doctest::Contains("block_count is 3"), kiln::Error);
 
   const auto r = kiln::test::run_process({STORIES_BIN, "-m", path, "-p", "hi", "-n", "4"});
   CHECK(r.exit_code == 1);

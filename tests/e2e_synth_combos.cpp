@@ -8,9 +8,10 @@
 #include <functional>
 #include <random>
 
-#include "synth_llama_mixed.hpp"
-#include "synth_llama_tied_ropefreqs.hpp"
-#include "synth_qwen2_mixed.hpp"
+#include "kiln_test_synth_llama_mixed.hpp"
+#include "kiln_test_synth_llama_tied_ropefreqs.hpp"
+#include "kiln_test_linear_rope.hpp"
+#include "kiln_test_synth_qwen2_mixed.hpp"
 #include "tests/reference_check.hpp"
 
 namespace {
@@ -24,9 +25,10 @@ struct SynthFixture {
 #define KILN_SYNTH_FIXTURE(ns) #ns, [] { return kiln::models::ns::load(); }, kiln::models::ns::kDefaultGguf
 
 const SynthFixture kFixtures[] = {
-    {KILN_SYNTH_FIXTURE(synth_llama_mixed)},
-    {KILN_SYNTH_FIXTURE(synth_qwen2_mixed)},
-    {KILN_SYNTH_FIXTURE(synth_llama_tied_ropefreqs)},
+    {KILN_SYNTH_FIXTURE(kiln_test_synth_llama_mixed)},
+    {KILN_SYNTH_FIXTURE(kiln_test_synth_qwen2_mixed)},
+    {KILN_SYNTH_FIXTURE(kiln_test_synth_llama_tied_ropefreqs)},
+    {KILN_SYNTH_FIXTURE(kiln_test_linear_rope)},
 };
 
 std::vector<int32_t> random_prompt(int n, int vocab, unsigned seed) {
@@ -63,4 +65,20 @@ TEST_CASE("synthetic combinations: batched ingestion is bit-identical to token b
       CHECK(std::memcmp(batched.data(), one_by_one.data(), batched.size() * sizeof(float)) == 0);
     }
   }
+}
+
+TEST_CASE("a prompt longer than a token chunk, in one batch of the default 512: linear RoPE, Q8_0 and Q4_0") {
+  auto model = kiln::models::kiln_test_linear_rope::load();
+  REQUIRE(model->max_batch() == 512);
+  REQUIRE(model->kv_layout().type == "f16");
+  const auto file = kiln::GgufFile::open(kiln::models::kiln_test_linear_rope::kDefaultGguf);
+  // The largest token chunk (kernels/matmul.hpp, token_chunk) of its 256-wide
+  // Q8_0 and Q4_0 rows is about 400 tokens: 450 take two chunks in every matmul.
+  const auto ids = random_prompt(450, model->n_vocab(), 4);
+  kiln::test::check_against_reference(*model, file, ids);
+  model->set_threads(1);
+  const auto one_by_one = kiln::test::all_logits(*model, ids, 1);
+  model->set_threads(2);
+  const auto batched = kiln::test::all_logits(*model, ids, 512);
+  CHECK(std::memcmp(batched.data(), one_by_one.data(), batched.size() * sizeof(float)) == 0);
 }

@@ -13,21 +13,23 @@
 #include <random>
 #include <sstream>
 
-#include "llama3_ropescale.hpp"
-#include "llama_bf16.hpp"
-#include "llama_f16.hpp"
-#include "llama_f32.hpp"
-#include "llama_f32_kv16.hpp"
-#include "llama_q4_0.hpp"
-#include "llama_q4_k_m.hpp"
-#include "llama_q5_k_m.hpp"
-#include "llama_q6_k.hpp"
-#include "llama_q8_0.hpp"
-#include "llama_q8_0_kv16.hpp"
-#include "llama_tied.hpp"
-#include "qwen2_f32.hpp"
-#include "qwen2_q8_0.hpp"
+#include "kiln_test_llama3_ropescale.hpp"
+#include "kiln_test_llama_bf16.hpp"
+#include "kiln_test_llama_f16.hpp"
+#include "kiln_test_llama_f32.hpp"
+#include "kiln_test_llama_f32_kv16.hpp"
+#include "kiln_test_llama_q4_0.hpp"
+#include "kiln_test_llama_q4_k_m.hpp"
+#include "kiln_test_llama_q5_k_m.hpp"
+#include "kiln_test_llama_q6_k.hpp"
+#include "kiln_test_llama_q8_0.hpp"
+#include "kiln_test_llama_q8_0_kv16.hpp"
+#include "kiln_test_llama_tied.hpp"
+#include "kiln_test_qwen2_f32.hpp"
+#include "kiln_test_qwen2_q8_0.hpp"
+#include "tests/fixtures.hpp"
 #include "tests/reference_check.hpp"
+#include "tests/reference_forward.hpp"
 
 namespace {
 
@@ -43,24 +45,30 @@ struct Fixture {
 #define KILN_FIXTURE(ns) [] { return kiln::models::ns::load(); }, kiln::models::ns::kDefaultGguf
 
 const Fixture kFixtures[] = {
-    {"llama-f32", KILN_FIXTURE(llama_f32), 0.1f, 0.02f, 0.1f, 1e-3f},
-    {"llama-tied", KILN_FIXTURE(llama_tied), 0.1f, 0.02f, 0.1f, 1e-3f},
-    {"llama3-ropescale", KILN_FIXTURE(llama3_ropescale), 0.1f, 0.02f, 0.1f, 1e-3f},
-    {"qwen2-f32", KILN_FIXTURE(qwen2_f32), 0.1f, 0.02f, 0.1f, 1e-3f},
-    {"llama-f16", KILN_FIXTURE(llama_f16), 0.25f, 0.03f, 0.3f, 0.1f},
-    {"llama-bf16", KILN_FIXTURE(llama_bf16), 0.5f, 0.1f, 0.6f, 0.5f},
-    {"llama-q8_0", KILN_FIXTURE(llama_q8_0), 2.0f, 0.4f, 1.5f, 2.0f},
-    {"llama-q4_0", KILN_FIXTURE(llama_q4_0), 2.0f, 0.4f, 1.5f, 2.0f},
-    {"qwen2-q8_0", KILN_FIXTURE(qwen2_q8_0), 2.0f, 0.4f, 1.5f, 2.0f},
-    {"llama-q4_k_m", KILN_FIXTURE(llama_q4_k_m), 2.5f, 0.5f, 2.5f, 2.5f},
-    {"llama-q5_k_m", KILN_FIXTURE(llama_q5_k_m), 2.5f, 0.5f, 2.5f, 2.5f},
-    {"llama-q6_k", KILN_FIXTURE(llama_q6_k), 2.5f, 0.5f, 2.5f, 2.5f},
+    {"llama-f32", KILN_FIXTURE(kiln_test_llama_f32), 0.1f, 0.02f, 0.1f, 1e-3f},
+    {"llama-tied", KILN_FIXTURE(kiln_test_llama_tied), 0.1f, 0.02f, 0.1f, 1e-3f},
+    {"llama3-ropescale", KILN_FIXTURE(kiln_test_llama3_ropescale), 0.1f, 0.02f, 0.1f, 1e-3f},
+    {"qwen2-f32", KILN_FIXTURE(kiln_test_qwen2_f32), 0.1f, 0.02f, 0.1f, 1e-3f},
+    {"llama-f16", KILN_FIXTURE(kiln_test_llama_f16), 0.25f, 0.03f, 0.3f, 0.1f},
+    {"llama-bf16", KILN_FIXTURE(kiln_test_llama_bf16), 0.5f, 0.1f, 0.6f, 0.5f},
+    // Q8_0/Q4_0 with F32 attention: kiln rounds activations as ggml does, so
+    // it meets llama.cpp's F32-attention logits far inside the folder's 2.0,
+    // except where a value lands on an 8-bit rounding boundary (measured on
+    // x86-64-v3 code: llama-q4_0 0, bit for bit; qwen2-q8_0 5.7e-6; llama-q8_0 0.30).
+    // 0.75, not 0: the float steps between the integer products (norms,
+    // attention) may round differently on other instruction sets.
+    {"llama-q8_0", KILN_FIXTURE(kiln_test_llama_q8_0), 2.0f, 0.4f, 1.5f, 0.75f},
+    {"llama-q4_0", KILN_FIXTURE(kiln_test_llama_q4_0), 2.0f, 0.4f, 1.5f, 0.75f},
+    {"qwen2-q8_0", KILN_FIXTURE(kiln_test_qwen2_q8_0), 2.0f, 0.4f, 1.5f, 0.75f},
+    {"llama-q4_k_m", KILN_FIXTURE(kiln_test_llama_q4_k_m), 2.5f, 0.5f, 2.5f, 2.5f},
+    {"llama-q5_k_m", KILN_FIXTURE(kiln_test_llama_q5_k_m), 2.5f, 0.5f, 2.5f, 2.5f},
+    {"llama-q6_k", KILN_FIXTURE(kiln_test_llama_q6_k), 2.5f, 0.5f, 2.5f, 2.5f},
     // With llama.cpp's default F16 cache. Keys and values are then rounded as
     // llama.cpp rounds them, but attention still sums in F32 (llama.cpp: F16),
     // so these sit between the two reference files; .ref.txt's bounds apply
     // to both.
-    {"llama-f32", KILN_FIXTURE(llama_f32_kv16), 0.1f, 0.02f, 0.1f, 0.1f, true},
-    {"llama-q8_0", KILN_FIXTURE(llama_q8_0_kv16), 2.0f, 0.4f, 1.5f, 2.0f, true},
+    {"llama-f32", KILN_FIXTURE(kiln_test_llama_f32_kv16), 0.1f, 0.02f, 0.1f, 0.1f, true},
+    {"llama-q8_0", KILN_FIXTURE(kiln_test_llama_q8_0_kv16), 2.0f, 0.4f, 1.5f, 2.0f, true},
 };
 
 // One llama.cpp reference file: prompt, per-position logits, greedy steps.
@@ -69,6 +77,7 @@ struct Reference {
   std::vector<std::vector<float>> logits;  // [position][vocab]
   std::vector<int32_t> gen_ids;
   std::vector<float> gen_margins;
+  std::vector<std::vector<std::pair<int, float>>> gen_top5;  // [step]: id, logit
 };
 
 std::vector<int32_t> ints(std::istringstream& in) {
@@ -79,7 +88,7 @@ std::vector<int32_t> ints(std::istringstream& in) {
 
 Reference read_reference(const std::string& path) {
   std::ifstream file(path);
-  REQUIRE_MESSAGE(file, "cannot read " << path);
+  REQUIRE_MESSAGE(file, "cannot read " << path << " (the tests need ../shared; -DKILN_NO_FIXTURES=ON runs without)");
   Reference r;
   for (std::string line; std::getline(file, line);) {
     std::istringstream in(line);
@@ -96,10 +105,22 @@ Reference read_reference(const std::string& path) {
       r.logits.push_back(row);
     } else if (tag == "GEN") {
       r.gen_margins.push_back(std::stof(line.substr(line.find("margin=") + 7)));
+      std::istringstream top5(line.substr(line.find("top5:") + 5));
+      r.gen_top5.emplace_back();
+      for (std::string item; top5 >> item;)
+        r.gen_top5.back().emplace_back(std::stoi(item.substr(0, item.find(':'))), std::stof(item.substr(item.find(':') + 1)));
     } else if (tag == "GEN_IDS") {
       r.gen_ids = ints(in);
     }
   }
+  // The folder's README: 16 prompt ids, all logits of each, 32 greedy steps with their top 5.
+  REQUIRE(r.prompt.size() == 16);
+  REQUIRE(r.logits.size() == 16);
+  for (const auto& row : r.logits) REQUIRE(row.size() == 1024);
+  REQUIRE(r.gen_ids.size() == 32);
+  REQUIRE(r.gen_margins.size() == 32);
+  REQUIRE(r.gen_top5.size() == 32);
+  for (const auto& top5 : r.gen_top5) REQUIRE(top5.size() == 5);
   return r;
 }
 
@@ -123,7 +144,6 @@ TEST_CASE("synthetic models match llama.cpp's reference logits and greedy ids") 
     const std::string base = KILN_SHARED_DIR "/models/synthetic/" + std::string(f.file);
     const Reference ref = read_reference(base + ".ref.txt");
     const Reference ref_f32kv = read_reference(base + ".ref-f32kv.txt");
-    REQUIRE(ref.logits.size() == ref.prompt.size());
 
     // Prompt logits, one batch.
     const std::vector<float> got = all_logits(*model, ref.prompt);
@@ -146,10 +166,16 @@ TEST_CASE("synthetic models match llama.cpp's reference logits and greedy ids") 
     // must be the reference's wherever its margin is clear.
     std::vector<int32_t> seq = ref.prompt;
     seq.insert(seq.end(), ref.gen_ids.begin(), ref.gen_ids.end() - 1);
+    // The top-5 logits recorded at every step meet the prompt's max-abs bound.
     const std::vector<float> forced = all_logits(*model, seq);
-    for (size_t s = 0; s < ref.gen_ids.size(); ++s)
-      if (ref.gen_margins[s] >= f.margin)
-        CHECK(argmax(&forced[(ref.prompt.size() - 1 + s) * vocab], vocab) == ref.gen_ids[s]);
+    double max_abs_gen = 0;
+    for (size_t s = 0; s < ref.gen_ids.size(); ++s) {
+      const float* row = &forced[(ref.prompt.size() - 1 + s) * vocab];
+      if (ref.gen_margins[s] >= f.margin) CHECK(argmax(row, vocab) == ref.gen_ids[s]);
+      for (const auto& [id, logit] : ref.gen_top5[s]) max_abs_gen = std::max(max_abs_gen, double(std::fabs(row[id] - logit)));
+    }
+    INFO("max |d| of the generation steps' top-5 logits " << max_abs_gen);
+    CHECK(max_abs_gen <= f.max_abs);
 
     // Greedy, free-running: equal ids, or the first difference at a close call.
     std::vector<int32_t> ids = ref.prompt;
@@ -200,5 +226,37 @@ TEST_CASE("with an F16 KV cache, batched ingestion is bit-identical to token by 
         CHECK(std::memcmp(batched.data(), one_by_one.data(), batched.size() * sizeof(float)) == 0);
       }
     }
+  }
+}
+
+TEST_CASE("the reference forward pass reproduces llama.cpp's F32-attention logits") {
+  // The oracle against an outside implementation, with F32 keys and values as
+  // in .ref-f32kv.txt. Bounds (measured, x86-64-v3 build): F32 weights 1e-3
+  // (2.5e-5: float64 vs float32 sums); Q8_0/Q4_0 1e-3 (3.8e-6: both round the
+  // activations the same way); F16, BF16 and the K-quants the folder's
+  // F32-attention tolerances (0.033, 0.31, 1.36-1.40: llama.cpp also rounds
+  // their activations, to F16, BF16 or 8 bits, which the oracle, like kiln,
+  // does not; its K-quant decoder is pinned bit for bit in test_kernels_kquant).
+  struct Pin {
+    const char* file;
+    double bound;
+  };
+  const Pin pins[] = {{"llama-f32", 1e-3},   {"llama-tied", 1e-3},   {"llama3-ropescale", 1e-3}, {"qwen2-f32", 1e-3},
+                      {"llama-q8_0", 1e-3},  {"llama-q4_0", 1e-3},   {"qwen2-q8_0", 1e-3},       {"llama-f16", 0.1},
+                      {"llama-bf16", 0.5},   {"llama-q4_k_m", 2.5},  {"llama-q5_k_m", 2.5},      {"llama-q6_k", 2.5}};
+  for (const Pin& pin : pins) {
+    CAPTURE(pin.file);
+    const std::string base = "models/synthetic/" + std::string(pin.file);
+    const Reference ref = read_reference(kiln::test::fixture(base + ".ref-f32kv.txt"));
+    const auto file = kiln::GgufFile::open(kiln::test::fixture(base + ".gguf"));
+    kiln::test::ReferenceModel oracle(file);
+    double max_abs = 0;
+    for (size_t p = 0; p < ref.prompt.size(); ++p) {
+      const std::vector<float> got = oracle.step(ref.prompt[p]);
+      REQUIRE(got.size() == ref.logits[p].size());
+      for (size_t i = 0; i < got.size(); ++i) max_abs = std::max(max_abs, double(std::fabs(got[i] - ref.logits[p][i])));
+    }
+    MESSAGE(std::string(pin.file) << ": reference forward pass vs llama.cpp (F32 attention): max |d| " << max_abs);
+    CHECK(max_abs <= pin.bound);
   }
 }

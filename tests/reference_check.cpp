@@ -35,24 +35,42 @@ ReferenceAgreement compare_with_reference(Model& model, const GgufFile& file, co
   return a;
 }
 
+namespace {
+
+bool rounds_activations(const GgufTensor& t) { return t.ggml_type == 8 || t.ggml_type == 2; }  // Q8_0, Q4_0
+
+}  // namespace
+
 void check_against_reference(Model& model, const GgufFile& file, const std::vector<int32_t>& ids) {
   const ReferenceAgreement a = compare_with_reference(model, file, ids);
   INFO("max |d| vs the reference forward pass " << a.worst << "; " << a.close << " of " << a.positions
                                                 << " positions within 2e-3");
-  const auto& tensors = model.desc().tensors;
-  const bool rounds_activations = std::any_of(tensors.begin(), tensors.end(), [](const TensorDesc& t) {
-    return t.type == TensorType::Q8_0 || t.type == TensorType::Q4_0;
+  REQUIRE(a.positions == ids.size());
+  const auto& tensors = file.tensors();
+  const bool rounded_in_layers = std::any_of(tensors.begin(), tensors.end(), [](const GgufTensor& t) {
+    return t.name.rfind("blk.", 0) == 0 && rounds_activations(t);
   });
-  if (rounds_activations) {
-    // Both round activations to 8 bits, but from values computed in float
-    // here and in double there: where the two straddle a rounding boundary, a
-    // value moves by one step, and the difference (up to ~0.7 seen) carries on
-    // to later positions through the cache. A real error shows at every
-    // position; such a move only at some.
+  const GgufTensor* output = file.find_tensor("output.weight");
+  const bool rounded_at_output = rounds_activations(output ? *output : *file.find_tensor("token_embd.weight"));
+  // Both sides round activations to 8 bits before a Q8_0/Q4_0 matrix, but
+  // from values computed in float here and in double there: where the two
+  // straddle a rounding boundary, a value moves by one step.
+  if (rounded_in_layers) {
+    // Inside the layers the moved value reaches the KV cache and so every
+    // later position. A real error shows at every position; such a move only
+    // at some. Measured (x86-64-v3 code; e2e_synthetic, e2e_synth_combos): worst
+    // 0.32 (qwen2-q8_0), and at least 31 of 40 positions within 2e-3
+    // (kiln_test_synth_llama_mixed).
     CHECK(a.close * 2 >= a.positions);
-    CHECK(a.worst <= 1.0f);
+    CHECK(a.worst <= 0.75f);
+  } else if (rounded_at_output) {
+    // At the output a moved value changes only its own position's logits, by
+    // one step times an output weight (measured: 4.4e-3 at 1 of 40 positions,
+    // kiln_test_synth_qwen2_mixed).
+    CHECK(a.close * 10 >= a.positions * 9);
+    CHECK(a.worst <= 0.05f);
   } else {
-    CHECK(a.worst <= 2e-3f);
+    CHECK(a.worst <= 2e-3f);  // float weights throughout (measured: up to 6.5e-4, llama-f32 with an F16 cache)
   }
 }
 

@@ -23,9 +23,11 @@ struct ReferenceAgreement {
 // rounds K/V to F16 when the model's cache is F16).
 ReferenceAgreement compare_with_reference(Model& model, const GgufFile& file, const std::vector<int32_t>& ids);
 
-// compare_with_reference, then doctest checks: every logit within 2e-3; or,
-// for models whose Q8_0/Q4_0 weights round activations to 8 bits, at least
-// half the positions within 2e-3 and all within 1.0 (see the comment inside).
+// compare_with_reference, then doctest checks, by where the model rounds
+// activations to 8 bits (before Q8_0/Q4_0 matrices): nowhere, every logit
+// within 2e-3; only at the output, 90 % of the positions within 2e-3 and all
+// within 0.05; inside the layers (the rounding reaches the KV cache), half the
+// positions within 2e-3 and all within 0.75 (see the comments inside).
 void check_against_reference(Model& model, const GgufFile& file, const std::vector<int32_t>& ids);
 
 }  // namespace kiln::test

@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/fp16.hpp"
-#include "kernels/quant.hpp"
-#include "models/describe.hpp"
+#include "engine/error.hpp"
+#include "tests/reference_dequant.hpp"
 
 namespace kiln::test {
 
@@ -18,7 +17,7 @@ std::vector<float> round_to_q8_0(std::vector<float> x) {
   for (size_t b = 0; b < x.size(); b += 32) {
     float amax = 0;
     for (size_t j = b; j < b + 32; ++j) amax = std::max(amax, std::fabs(x[j]));
-    const float d = kernels::fp16_to_fp32(kernels::fp32_to_fp16(amax / 127.0f));
+    const float d = round_to_half(amax / 127.0f);
     const float inv_d = amax != 0 ? 127.0f / amax : 0.0f;
     for (size_t j = b; j < b + 32; ++j) x[j] = d * std::nearbyint(x[j] * inv_d);
   }
@@ -38,7 +37,7 @@ std::vector<float> matvec(const Matrix& w, const std::vector<float>& x_in, int r
   return out;
 }
 
-std::vector<float> rmsnorm(const std::vector<float>& x, const Matrix& norm, float eps) {
+std::vector<float> rmsnorm(const std::vector<float>& x, const Matrix& norm, double eps) {
   const std::vector<float>& weight = norm.values;
   double ss = 0;
   for (float v : x) ss += double(v) * v;
@@ -54,13 +53,13 @@ void add(std::vector<float>& x, const Matrix& bias) {
 
 // Rotation of each head's first n_rot dimensions: adjacent pairs (llama) or
 // halves (NEOX, qwen2); pair i turns by pos * scale * base^(-2i/n_rot) / factor[i].
-void rope(std::vector<float>& v, int n_heads, const Hyperparams& h, const std::vector<float>& factors, int pos) {
+void rope(std::vector<float>& v, int n_heads, const ReferenceHparams& h, const std::vector<float>& factors, int pos) {
   for (int head = 0; head < n_heads; ++head)
     for (int i = 0; i < h.n_rot / 2; ++i) {
       const double factor = factors.empty() ? 1.0 : factors[i];
-      const double angle = pos * double(h.rope_freq_scale) * std::pow(double(h.rope_base), -2.0 * i / h.n_rot) / factor;
+      const double angle = pos * h.rope_position_scale * std::pow(h.rope_base, -2.0 * i / h.n_rot) / factor;
       const double c = std::cos(angle), s = std::sin(angle);
-      const size_t first = h.rope_neox ? i : 2 * i, second = h.rope_neox ? i + h.n_rot / 2 : 2 * i + 1;
+      const size_t first = h.rope_halves ? i : 2 * i, second = h.rope_halves ? i + h.n_rot / 2 : 2 * i + 1;
       float& a = v[size_t(head) * h.head_dim + first];
       float& b = v[size_t(head) * h.head_dim + second];
       const double a0 = a, b0 = b;
@@ -70,23 +69,20 @@ void rope(std::vector<float>& v, int n_heads, const Hyperparams& h, const std::v
 }
 
 void round_to_f16(std::vector<float>& x) {
-  for (float& v : x) v = kernels::fp16_to_fp32(kernels::fp32_to_fp16(v));
+  for (float& v : x) v = round_to_half(v);
+}
+
+// A tensor's values; llama.cpp rounds what multiplies GGUF types 2 (Q4_0) and 8 (Q8_0).
+Matrix matrix(const GgufFile& file, const std::string& name) {
+  const GgufTensor* t = file.find_tensor(name);
+  if (!t) throw Error("reference: tensor '" + name + "' is missing");
+  return {reference_dequantize(*t), t->ggml_type == 2 || t->ggml_type == 8};
 }
 
 }  // namespace
 
-Matrix ReferenceModel::matrix(const GgufFile& file, const std::string& name) const {
-  const GgufTensor* t = file.find_tensor(name);
-  const int64_t cols = t->dims[0], rows = t->n_elements() / cols;
-  Matrix out{std::vector<float>(static_cast<size_t>(t->n_elements())),
-             t->type == TensorType::Q8_0 || t->type == TensorType::Q4_0};
-  for (int64_t r = 0; r < rows; ++r)
-    kernels::dequantize_row(t->type, t->data + r * row_bytes(t->type, cols), out.values.data() + r * cols, cols);
-  return out;
-}
-
-ReferenceModel::ReferenceModel(const GgufFile& file, bool f16_kv) : desc_(describe_model(file)), f16_kv_(f16_kv) {
-  const Hyperparams& h = desc_.hp;
+ReferenceModel::ReferenceModel(const GgufFile& file, bool f16_kv) : hp_(read_reference_hparams(file)), f16_kv_(f16_kv) {
+  const ReferenceHparams& h = hp_;
   token_embd_ = matrix(file, "token_embd.weight");
   output_norm_ = matrix(file, "output_norm.weight");
   output_ = h.tied_output ? token_embd_ : matrix(file, "output.weight");
@@ -103,9 +99,10 @@ ReferenceModel::ReferenceModel(const GgufFile& file, bool f16_kv) : desc_(descri
 }
 
 std::vector<float> ReferenceModel::step(int32_t token) {
-  const Hyperparams& h = desc_.hp;
+  const ReferenceHparams& h = hp_;
   const int hd = h.head_dim, kv_dim = h.n_head_kv * hd, q_dim = h.n_head * hd;
-  const size_t ctx = static_cast<size_t>(h.n_ctx_train);
+  const size_t ctx = static_cast<size_t>(h.n_ctx);
+  if (pos_ >= h.n_ctx) throw Error("reference: position " + std::to_string(pos_) + " is past the context");
   if (k_cache_.empty()) {
     k_cache_.assign(size_t(h.n_layer) * ctx * kv_dim, 0.0f);
     v_cache_.assign(k_cache_.size(), 0.0f);

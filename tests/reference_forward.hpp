@@ -1,15 +1,18 @@
 // A plain llama forward pass for tests: every weight dequantized to float
 // (activations rounded to 8 bits where llama.cpp does), one token at a time,
-// readable loops in the style of llama2.c's run.c. It shares nothing with the
-// generated code but the GGUF reader and the dequantizers, so it is the
-// oracle the compiled models are checked against.
+// readable loops in the style of llama2.c's run.c. It is the oracle the
+// compiled models are checked against, so it shares nothing with them but
+// the GGUF file reader: its hyperparameters come from its own reading of the
+// GGUF keys (reference_hparams) and its weights from its own decoders
+// (reference_dequant). e2e_synthetic pins it to llama.cpp's reference logits.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/gguf.hpp"
-#include "engine/model_desc.hpp"
+#include "tests/reference_hparams.hpp"
 
 namespace kiln::test {
 
@@ -17,7 +20,7 @@ namespace kiln::test {
 // activations it multiplies to 8 bits (it does for Q8_0 and Q4_0 weights).
 struct Matrix {
   std::vector<float> values;
-  bool rounds_input;
+  bool rounds_input = false;
 };
 
 class ReferenceModel {
@@ -29,15 +32,13 @@ class ReferenceModel {
   // Runs one token at the next position and returns its logits.
   std::vector<float> step(int32_t token);
   void reset() { pos_ = 0; }
-  const Hyperparams& hp() const { return desc_.hp; }
+  const ReferenceHparams& hp() const { return hp_; }
 
  private:
-  Matrix matrix(const GgufFile& file, const std::string& name) const;
-
   struct Layer {
     Matrix attn_norm, wq, wk, wv, bq, bk, bv, wo, ffn_norm, w_gate, w_up, w_down;  // bq/bk/bv: qwen2 only
   };
-  ModelDesc desc_;
+  ReferenceHparams hp_;
   Matrix token_embd_, output_norm_, output_;
   std::vector<float> rope_factors_;  // Llama 3.1 frequency factors, when the model has them
   std::vector<Layer> layers_;

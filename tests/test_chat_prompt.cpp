@@ -52,13 +52,12 @@ int32_t find_token(const Tokenizer& tok, std::string_view piece) {
 
 }  // namespace
 
-TEST_CASE("a user typing a model's special tokens gets their text, not the tokens") {
+TEST_CASE("a user typing a model's special tokens gets their text, not the tokens" * kiln::test::needs_fixtures) {
   for (const ChatVocab& v : kVocabs) {
     CAPTURE(v.file);
-    const auto f = kiln::test::open_shared(std::string("/tokenizer-tests/") + v.file);
-    if (!f) continue;
-    const Tokenizer tok = Tokenizer::from_gguf(*f);
-    const std::optional<std::string> source = gguf_chat_template(*f);
+    const kiln::GgufFile f = kiln::test::open_shared(std::string("tokenizer-tests/") + v.file);
+    const Tokenizer tok = Tokenizer::from_gguf(f);
+    const std::optional<std::string> source = gguf_chat_template(f);
     REQUIRE(source);
     const ChatTemplate tmpl(*source, v.file);
     const int32_t end_id = find_token(tok, v.end_of_turn);
@@ -89,11 +88,11 @@ TEST_CASE("a user typing a model's special tokens gets their text, not the token
   }
 }
 
-TEST_CASE("a conversation's next turn keeps the tokens so far and tokenizes only what was added") {
-  const auto f = kiln::test::open_shared("/tokenizer-tests/ggml-vocab-qwen2.gguf");
-  if (!f) return;
-  const Tokenizer tok = Tokenizer::from_gguf(*f);
-  Conversation chat(tok, ChatTemplate(*gguf_chat_template(*f), "qwen3"), std::tm{});
+TEST_CASE("a conversation's next turn keeps the tokens so far and tokenizes only what was added" *
+          kiln::test::needs_fixtures) {
+  const kiln::GgufFile f = kiln::test::open_shared("tokenizer-tests/ggml-vocab-qwen2.gguf");
+  const Tokenizer tok = Tokenizer::from_gguf(f);
+  Conversation chat(tok, ChatTemplate(*gguf_chat_template(f), "qwen3"), std::tm{});
   chat.add_message("system", "Be brief.");
   chat.add_message("user", "Hi");
   const std::vector<int32_t> first = chat.prompt_for_reply();

@@ -15,6 +15,7 @@
 #include "engine/gguf.hpp"
 #include "engine/gguf_writer.hpp"
 #include "examples/resident_memory.hpp"
+#include "tests/fixtures.hpp"
 #include "tests/temp_folder.hpp"
 
 namespace fs = std::filesystem;
@@ -95,12 +96,6 @@ void check_rejected(const Bytes& image, const std::string& expected) {
                        kiln::Error);
 }
 
-bool shared_dir_present() {
-  if (fs::is_directory(KILN_SHARED_DIR)) return true;
-  MESSAGE("skipped: " KILN_SHARED_DIR " not found");
-  return false;
-}
-
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -174,8 +169,7 @@ GgufWriter every_type_writer(uint64_t alignment) {
 
 // ---- the shared reference files ----
 
-TEST_CASE("stories260K.gguf parses") {
-  if (!shared_dir_present()) return;
+TEST_CASE("stories260K.gguf parses" * kiln::test::needs_fixtures) {
   const GgufFile f = GgufFile::open(KILN_SHARED_DIR "/models/stories260K/stories260K.gguf");
   CHECK(f.version() == 3);
   CHECK(f.tensors().size() == 48);
@@ -190,8 +184,7 @@ TEST_CASE("stories260K.gguf parses") {
   CHECK(embd->nbytes == kiln::row_bytes(embd->type, 64) * 512);
 }
 
-TEST_CASE("the synthetic llama models parse, whatever their weight types") {
-  if (!shared_dir_present()) return;
+TEST_CASE("the synthetic llama models parse, whatever their weight types" * kiln::test::needs_fixtures) {
   struct Case {
     const char* file;       // llama-<file>.gguf
     const char* embd_type;  // the type of token_embd in it
@@ -215,8 +208,7 @@ TEST_CASE("the synthetic llama models parse, whatever their weight types") {
   CHECK(q4_k_m.find_tensor("blk.1.ffn_up.weight")->type == TensorType::Q4_K);
 }
 
-TEST_CASE("the vocab-only files parse") {
-  if (!shared_dir_present()) return;
+TEST_CASE("the vocab-only files parse" * kiln::test::needs_fixtures) {
   int files = 0;
   for (const auto& entry : fs::directory_iterator(KILN_SHARED_DIR "/tokenizer-tests")) {
     if (entry.path().extension() != ".gguf") continue;

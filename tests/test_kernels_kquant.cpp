@@ -17,7 +17,9 @@
 #include "kernels/matmul.hpp"
 #include "kernels/quant.hpp"
 #include "kernels/quant_k.hpp"
+#include "tests/fixtures.hpp"
 #include "tests/kernel_checks.hpp"
+#include "tests/reference_dequant.hpp"
 
 using namespace kiln;
 using namespace kiln::kernels;
@@ -298,40 +300,10 @@ TEST_CASE("get_rows: BF16 and the K-quants") {
 
 const std::string kSyntheticDir = KILN_SHARED_DIR "/models/synthetic/";
 
-bool synthetic_models_present() {
-  if (std::filesystem::exists(kSyntheticDir + "llama-f32.gguf")) return true;
-  MESSAGE("skipped: " << kSyntheticDir << " not found");
-  return false;
-}
-
 int64_t element_count(const GgufTensor& t) {
   int64_t n = 1;
   for (int64_t d : t.dims) n *= d;
   return n;
-}
-
-// d * scale of the sub-block holding element i: the distance between
-// neighbouring values there.
-double k_quant_step(const GgufTensor& t, int64_t i) {
-  const int64_t b = i / kSuperBlockElems;
-  const int j = static_cast<int>(i % kSuperBlockElems);
-  switch (t.type) {
-    case TensorType::Q4_K: {
-      const auto& block = reinterpret_cast<const BlockQ4_K*>(t.data)[b];
-      return fp16_to_fp32(block.d) * unpack_scale_min(block.scales, j / 32).scale;
-    }
-    case TensorType::Q5_K: {
-      const auto& block = reinterpret_cast<const BlockQ5_K*>(t.data)[b];
-      return fp16_to_fp32(block.d) * unpack_scale_min(block.scales, j / 32).scale;
-    }
-    case TensorType::Q6_K: {
-      const auto& block = reinterpret_cast<const BlockQ6_K*>(t.data)[b];
-      return std::fabs(fp16_to_fp32(block.d) * block.scales[j / 16]);
-    }
-    default:
-      FAIL("not a K-quant: " << traits_of(t.type).name);
-      return 0.0;
-  }
 }
 
 double rms_error(const std::vector<float>& a, const float* b) {
@@ -346,8 +318,7 @@ double rms(const float* x, size_t n) {
   return std::sqrt(sum / static_cast<double>(n));
 }
 
-TEST_CASE("bf16: llama-bf16.gguf holds the round-to-nearest-even of llama-f32.gguf") {
-  if (!synthetic_models_present()) return;
+TEST_CASE("bf16: llama-bf16.gguf holds the round-to-nearest-even of llama-f32.gguf" * kiln::test::needs_fixtures) {
   const GgufFile f32 = GgufFile::open(kSyntheticDir + "llama-f32.gguf");
   const GgufFile bf16 = GgufFile::open(kSyntheticDir + "llama-bf16.gguf");
   int matrices = 0;
@@ -371,8 +342,7 @@ TEST_CASE("bf16: llama-bf16.gguf holds the round-to-nearest-even of llama-f32.gg
   CHECK(matrices == 16);
 }
 
-TEST_CASE("K-quants: llama.cpp's files dequantize to llama-f32.gguf's values within a step") {
-  if (!synthetic_models_present()) return;
+TEST_CASE("K-quants: llama.cpp's files dequantize to llama-f32.gguf's values within a step" * kiln::test::needs_fixtures) {
   const GgufFile f32 = GgufFile::open(kSyntheticDir + "llama-f32.gguf");
   for (const char* file : {"llama-q4_k_m.gguf", "llama-q5_k_m.gguf", "llama-q6_k.gguf"}) {
     const GgufFile quantized = GgufFile::open(kSyntheticDir + file);
@@ -389,8 +359,8 @@ TEST_CASE("K-quants: llama.cpp's files dequantize to llama-f32.gguf's values wit
       // which may clip an element by a little more than half a step (we
       // measured up to 1.2 steps).
       for (int64_t i = 0; i < n; ++i) {
-        if (std::fabs(values[i] - x[i]) > 1.5 * k_quant_step(t, i)) {
-          FAIL_CHECK("element " << i << ": " << values[i] << " for " << x[i] << ", step " << k_quant_step(t, i));
+        if (std::fabs(values[i] - x[i]) > 1.5 * reference_k_quant_step(t, i)) {
+          FAIL_CHECK("element " << i << ": " << values[i] << " for " << x[i] << ", step " << reference_k_quant_step(t, i));
           break;
         }
       }
@@ -412,3 +382,19 @@ TEST_CASE("K-quants: llama.cpp's files dequantize to llama-f32.gguf's values wit
 }
 
 }  // namespace
+
+TEST_CASE("every weight of llama.cpp's files decodes as the reference decoder decodes it" * kiln::test::needs_fixtures) {
+  int matrices = 0;
+  for (const char* file : {"llama-f16", "llama-bf16", "llama-q8_0", "llama-q4_0", "llama-q4_k_m", "llama-q5_k_m",
+                           "llama-q6_k"}) {
+    const GgufFile f = GgufFile::open(kiln::test::fixture(std::string("models/synthetic/") + file + ".gguf"));
+    for (const GgufTensor& t : f.tensors()) {
+      if (t.type == TensorType::F32) continue;
+      CAPTURE(file);
+      CAPTURE(t.name);
+      expect_decoded(t.type, dequantized(t.type, t.data, element_count(t)), reference_dequantize(t));
+      ++matrices;
+    }
+  }
+  CHECK(matrices == 7 * 16);
+}

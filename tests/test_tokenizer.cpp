@@ -70,10 +70,9 @@ const TinyVocab kTiny({{"\xE2\x96\x81", -1},           // ▁
 
 }  // namespace
 
-TEST_CASE("stories260K: prompts encode to llama2.c's ids, and greedy outputs decode to its text") {
-  const std::optional<GgufFile> f = open_shared("/models/stories260K/stories260K.gguf");
-  if (!f) return;
-  const Tokenizer tok = Tokenizer::from_gguf(*f);
+TEST_CASE("stories260K: prompts encode to llama2.c's ids, and greedy outputs decode to its text" * kiln::test::needs_fixtures) {
+  const GgufFile f = open_shared("models/stories260K/stories260K.gguf");
+  const Tokenizer tok = Tokenizer::from_gguf(f);
   CHECK(tok.n_vocab() == 512);
   CHECK(tok.bos() == 1);
   CHECK(tok.eos() == 2);
@@ -108,10 +107,9 @@ TEST_CASE("stories260K: prompts encode to llama2.c's ids, and greedy outputs dec
   CHECK(n_prompts == 4);
 }
 
-TEST_CASE("llama-spm vocab: special ids, BOS, and byte fallback reassembled by the detokenizer") {
-  const std::optional<GgufFile> f = open_shared("/tokenizer-tests/ggml-vocab-llama-spm.gguf");
-  if (!f) return;
-  const Tokenizer tok = Tokenizer::from_gguf(*f);
+TEST_CASE("llama-spm vocab: special ids, BOS, and byte fallback reassembled by the detokenizer" * kiln::test::needs_fixtures) {
+  const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-llama-spm.gguf");
+  const Tokenizer tok = Tokenizer::from_gguf(f);
   CHECK(tok.n_vocab() == 32000);
   CHECK(tok.is_end_of_generation(2));
   CHECK_FALSE(tok.is_end_of_generation(1));
@@ -139,10 +137,9 @@ TEST_CASE("llama-spm vocab: special ids, BOS, and byte fallback reassembled by t
   CHECK(detok.flush() == "");
 }
 
-TEST_CASE("llama-spm vocab: a long input encodes quickly") {
-  const std::optional<GgufFile> f = open_shared("/tokenizer-tests/ggml-vocab-llama-spm.gguf");
-  if (!f) return;
-  const Tokenizer tok = Tokenizer::from_gguf(*f);
+TEST_CASE("llama-spm vocab: a long input encodes quickly" * kiln::test::needs_fixtures) {
+  const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-llama-spm.gguf");
+  const Tokenizer tok = Tokenizer::from_gguf(f);
   std::string text;
   while (text.size() < 100000) text += "The quick brown fox jumps over the lazy dog, 1234 times! ";
   std::string spaces(10000, ' ');
@@ -206,10 +203,9 @@ TEST_CASE("user-defined tokens are matched whole, control tokens only when asked
   CHECK(decode(tok, {tag, space_a}) == "<tag> a");
 }
 
-TEST_CASE("phi-3 vocab: its chat markers are control tokens, and </s> is user-defined") {
-  const std::optional<GgufFile> f = open_shared("/tokenizer-tests/ggml-vocab-phi-3.gguf");
-  if (!f) return;
-  const Tokenizer tok = Tokenizer::from_gguf(*f);
+TEST_CASE("phi-3 vocab: its chat markers are control tokens, and </s> is user-defined" * kiln::test::needs_fixtures) {
+  const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-phi-3.gguf");
+  const Tokenizer tok = Tokenizer::from_gguf(f);
   // <|end|> and <|endoftext|> (EOS) end generation; <|user|> does not.
   CHECK(tok.is_end_of_generation(32000));
   CHECK(tok.is_end_of_generation(32007));

@@ -191,10 +191,9 @@ TEST_CASE("from_gguf refuses BPE vocabs it cannot use, naming the problem") {
         std::string::npos);
 }
 
-TEST_CASE("llama-bpe vocab: chat markers when asked, BOS, end of generation") {
-  const std::optional<GgufFile> f = open_shared("/tokenizer-tests/ggml-vocab-llama-bpe.gguf");
-  if (!f) return;
-  const Tokenizer tok = Tokenizer::from_gguf(*f);
+TEST_CASE("llama-bpe vocab: chat markers when asked, BOS, end of generation" * kiln::test::needs_fixtures) {
+  const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-llama-bpe.gguf");
+  const Tokenizer tok = Tokenizer::from_gguf(f);
   CHECK(tok.n_vocab() == 128256);
   const std::string chat = "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>";
   CHECK(tok.encode(chat, true, /*parse_special=*/true) ==
@@ -210,10 +209,9 @@ TEST_CASE("llama-bpe vocab: chat markers when asked, BOS, end of generation") {
   CHECK_FALSE(tok.is_end_of_generation(128006));
 }
 
-TEST_CASE("qwen2 vocab: user-defined tokens always, end of generation as llama.cpp prints it") {
-  const std::optional<GgufFile> f = open_shared("/tokenizer-tests/ggml-vocab-qwen2.gguf");
-  if (!f) return;
-  const Tokenizer tok = Tokenizer::from_gguf(*f);
+TEST_CASE("qwen2 vocab: user-defined tokens always, end of generation as llama.cpp prints it" * kiln::test::needs_fixtures) {
+  const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-qwen2.gguf");
+  const Tokenizer tok = Tokenizer::from_gguf(f);
   CHECK(tok.encode("<think>x</think>", true) == std::vector<int32_t>{151667, 87, 151668});  // add_bos_token is false
   CHECK(tok.encode("<|im_start|>user\n", false, /*parse_special=*/true) == std::vector<int32_t>{151644, 872, 198});
   std::vector<int32_t> eog;
@@ -224,10 +222,9 @@ TEST_CASE("qwen2 vocab: user-defined tokens always, end of generation as llama.c
   CHECK(eog == std::vector<int32_t>{128247, 151643, 151645, 151662, 151663, 151664});
 }
 
-TEST_CASE("byte-level BPE: a long input encodes quickly") {
-  const std::optional<GgufFile> f = open_shared("/tokenizer-tests/ggml-vocab-llama-bpe.gguf");
-  if (!f) return;
-  const Tokenizer tok = Tokenizer::from_gguf(*f);
+TEST_CASE("byte-level BPE: a long input encodes quickly" * kiln::test::needs_fixtures) {
+  const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-llama-bpe.gguf");
+  const Tokenizer tok = Tokenizer::from_gguf(f);
   std::string text;
   while (text.size() < 100000) {
     text += "The quick brown fox, 1234 times! caf\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\xA6\x99\n\t ";

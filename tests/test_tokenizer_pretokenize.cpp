@@ -3,6 +3,7 @@
 // expressions match.
 #include <doctest/doctest.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,77 @@ std::vector<std::string> pieces(PreTokenizer kind, std::string_view text) {
 
 using Pieces = std::vector<std::string>;
 
+// Conformance-style lists for the two pre-tokenizers no vocab in ../shared
+// uses. The expected pieces were computed outside kiln: llama.cpp's regular
+// expressions for each (SmolLM: \p{N}, then GPT-2's; default: punctuation
+// runs, GPT-2's, \p{N}+, then three-digit groups), applied in turn with
+// Python's `regex` module, every match and every gap between matches a piece.
+struct PieceCase {
+  std::string text;
+  Pieces expected;
+};
+
+const PieceCase kSmollmCases[] = {
+    {"Hello world", {"Hello", " world"}},
+    {" leading space", {" leading", " space"}},
+    {"trailing spaces   ", {"trailing", " spaces", "   "}},
+    {"it's we'll I'd they're", {"it", "'s", " we", "'ll", " I", "'d", " they", "'re"}},
+    {"DON'T Stop", {"DON", "'", "T", " Stop"}},
+    {"x=1234567;", {"x", "=", "1", "2", "3", "4", "5", "6", "7", ";"}},
+    {"3.14159 and 2,718", {"3", ".", "1", "4", "1", "5", "9", " and", " ", "2", ",", "7", "1", "8"}},
+    {"a12b345c", {"a", "1", "2", "b", "3", "4", "5", "c"}},
+    {"tabs\tand\nnew\n\nlines", {"tabs", "\t", "and", "\n", "new", "\n", "\n", "lines"}},
+    {"  two  spaces  ", {" ", " two", " ", " spaces", "  "}},
+    {"e-mail: a@b.com!", {"e", "-", "mail", ":", " a", "@", "b", ".", "com", "!"}},
+    {"$100 + 20% <ok> ^~|", {"$", "1", "0", "0", " +", " ", "2", "0", "%", " <", "ok", ">", " ^~|"}},
+    {"Gr\xC3\xBC\xC3\x9F" "e, na\xC3\xAFve caf\xC3\xA9", {"Gr\xC3\xBC\xC3\x9F" "e", ",", " na\xC3\xAFve", " caf\xC3\xA9"}},
+    {"\xE6\x95\xB0\xE5\xAD\x97" "123\xE4\xB8\xAD\xE6\x96\x87", {"\xE6\x95\xB0\xE5\xAD\x97", "1", "2", "3", "\xE4\xB8\xAD\xE6\x96\x87"}},
+    {"\xC3\x84\xC3\x96\xC3\x9C 1\xD9\xA2" "3", {"\xC3\x84\xC3\x96\xC3\x9C", " ", "1", "\xD9\xA2", "3"}},
+    {"(parens) [brackets] {braces}", {"(", "parens", ")", " [", "brackets", "]", " {", "braces", "}"}},
+    {"...!!!???", {"...!!!???"}},
+    {"\n", {"\n"}},
+    {"a  \n  b", {"a", "  \n ", " b"}},
+};
+
+const PieceCase kDefaultCases[] = {
+    {"Hello world", {"Hello", " world"}},
+    {" leading space", {" leading", " space"}},
+    {"trailing spaces   ", {"trailing", " spaces", "   "}},
+    {"it's we'll I'd they're", {"it", "'", "s", " we", "'", "ll", " I", "'", "d", " they", "'", "re"}},
+    {"DON'T Stop", {"DON", "'", "T", " Stop"}},
+    {"x=1234567;", {"x", "=", "123", "456", "7", ";"}},
+    {"3.14159 and 2,718", {"3", ".", "141", "59", " and", " ", "2", ",", "718"}},
+    {"a12b345c", {"a", "12", "b", "345", "c"}},
+    {"tabs\tand\nnew\n\nlines", {"tabs", "\t", "and", "\n", "new", "\n", "\n", "lines"}},
+    {"  two  spaces  ", {" ", " two", " ", " spaces", "  "}},
+    {"e-mail: a@b.com!", {"e", "-", "mail", ":", " a", "@", "b", ".", "com", "!"}},
+    {"$100 + 20% <ok> ^~|", {"$", "100", " ", "+", " ", "20", "%", " ", "<", "ok", ">", " ", "^~|"}},
+    {"Gr\xC3\xBC\xC3\x9F" "e, na\xC3\xAFve caf\xC3\xA9", {"Gr\xC3\xBC\xC3\x9F" "e", ",", " na\xC3\xAFve", " caf\xC3\xA9"}},
+    {"\xE6\x95\xB0\xE5\xAD\x97" "123\xE4\xB8\xAD\xE6\x96\x87", {"\xE6\x95\xB0\xE5\xAD\x97", "123", "\xE4\xB8\xAD\xE6\x96\x87"}},
+    {"\xC3\x84\xC3\x96\xC3\x9C 1\xD9\xA2" "3", {"\xC3\x84\xC3\x96\xC3\x9C", " ", "1\xD9\xA2" "3"}},
+    {"(parens) [brackets] {braces}", {"(", "parens", ")", " ", "[", "brackets", "]", " ", "{", "braces", "}"}},
+    {"...!!!???", {"...!!!???"}},
+    {"\n", {"\n"}},
+    {"a  \n  b", {"a", "  \n ", " b"}},
+};
+
+void check_cases(PreTokenizer kind, std::span<const PieceCase> cases) {
+  int checked = 0;
+  for (const PieceCase& c : cases) {
+    CAPTURE(c.text);
+    CHECK(pieces(kind, c.text) == c.expected);
+    ++checked;
+  }
+  CHECK(checked == 19);
+}
+
 }  // namespace
+
+TEST_CASE("smollm: digits one by one, then GPT-2's expression (case list)") { check_cases(PreTokenizer::Smollm, kSmollmCases); }
+
+TEST_CASE("default: punctuation runs, GPT-2's expression, digit runs in threes (case list)") {
+  check_cases(PreTokenizer::Default, kDefaultCases);
+}
 
 TEST_CASE("unicode classes: category groups and white space") {
   struct Expected {

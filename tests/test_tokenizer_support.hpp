@@ -12,20 +12,14 @@
 
 #include "engine/gguf.hpp"
 #include "engine/tokenizer.hpp"
+#include "tests/fixtures.hpp"
 
 namespace kiln::test {
 
 inline const std::string kShared = KILN_SHARED_DIR;
 
-// Opens a fixture from the shared folder, or reports why the case is skipped.
-inline std::optional<GgufFile> open_shared(const std::string& relative_path) {
-  const std::string path = kShared + relative_path;
-  if (!std::filesystem::exists(path)) {
-    MESSAGE("skipped: " << path << " not found");
-    return std::nullopt;
-  }
-  return GgufFile::open(path);
-}
+// Opens a fixture from the shared folder (a missing one fails the test).
+inline GgufFile open_shared(const std::string& relative_path) { return GgufFile::open(fixture(relative_path)); }
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

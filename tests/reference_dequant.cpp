@@ -1,0 +1,173 @@
+#include "tests/reference_dequant.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "engine/error.hpp"
+
+namespace kiln::test {
+
+namespace {
+
+// GGUF tensor type ids (ggml_type) and their block layouts.
+enum GgmlType : uint32_t { F32 = 0, F16 = 1, Q4_0 = 2, Q8_0 = 8, Q4_K = 12, Q5_K = 13, Q6_K = 14, BF16 = 30 };
+constexpr int64_t kQ4_0Bytes = 2 + 16;             // d; 32 nibbles
+constexpr int64_t kQ8_0Bytes = 2 + 32;             // d; 32 int8
+constexpr int64_t kQ4_KBytes = 2 + 2 + 12 + 128;   // d, dmin, 8 x 6-bit scale and min, 256 nibbles
+constexpr int64_t kQ5_KBytes = 2 + 2 + 12 + 32 + 128;  // ... plus 256 fifth bits
+constexpr int64_t kQ6_KBytes = 128 + 64 + 16 + 2;  // 256 low nibbles, 256 x 2 high bits, 16 int8 scales, d
+
+uint16_t u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
+float half_at(const uint8_t* p) { return half_to_float(u16(p)); }
+
+// Q4_K/Q5_K: scale and min of sub-block j (0..7) from the 12 packed bytes.
+// Sub-blocks 0-3 keep 6 bits in the low bits of bytes j and j + 4; sub-blocks
+// 4-7 have their low 4 bits in byte j + 4 and their top 2 bits in the top
+// bits of bytes j - 4 (scale) and j (min).
+void scale_and_min(const uint8_t* s, int j, int& scale, int& min) {
+  if (j < 4) {
+    scale = s[j] & 63;
+    min = s[j + 4] & 63;
+  } else {
+    scale = (s[j + 4] & 0x0F) | (s[j - 4] >> 6) << 4;
+    min = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+  }
+}
+
+// Q4_K and Q5_K: 4 chunks of 64 elements; in chunk c the first 32 take the
+// low nibbles of qs[32c..32c+31] (sub-block 2c), the next 32 the high
+// nibbles (sub-block 2c + 1). Q5_K's fifth bit of element l of sub-block k
+// is bit k of qh[l].
+void k_quant_4_or_5(const uint8_t* b, bool five_bits, float* y) {
+  const float d = half_at(b), dmin = half_at(b + 2);
+  const uint8_t* scales = b + 4;
+  const uint8_t* qh = b + 16;
+  const uint8_t* qs = five_bits ? b + 48 : b + 16;
+  for (int sub = 0; sub < 8; ++sub) {
+    int scale = 0, min = 0;
+    scale_and_min(scales, sub, scale, min);
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t byte = qs[32 * (sub / 2) + l];
+      int q = sub % 2 == 0 ? byte & 0x0F : byte >> 4;
+      if (five_bits) q |= ((qh[l] >> sub) & 1) << 4;
+      y[32 * sub + l] = d * float(scale) * float(q) - dmin * float(min);
+    }
+  }
+}
+
+// Q6_K: two halves of 128 elements. In half h, element 32r + l (r = 0..3,
+// l = 0..31) has its low 4 bits in ql[64h + l + 32(r % 2)] (low nibble for
+// r < 2, high nibble otherwise) and its top 2 bits at bit 2r of qh[32h + l];
+// it is signed by subtracting 32 and scaled by scales[8h + 2r + l / 16].
+void q6_k(const uint8_t* b, float* y) {
+  const uint8_t* ql = b;
+  const uint8_t* qh = b + 128;
+  const auto* scales = reinterpret_cast<const int8_t*>(b + 192);
+  const float d = half_at(b + 208);
+  for (int h = 0; h < 2; ++h)
+    for (int r = 0; r < 4; ++r)
+      for (int l = 0; l < 32; ++l) {
+        const uint8_t low_byte = ql[64 * h + l + 32 * (r % 2)];
+        const int low = r < 2 ? low_byte & 0x0F : low_byte >> 4;
+        const int high = (qh[32 * h + l] >> (2 * r)) & 3;
+        y[128 * h + 32 * r + l] = d * float(scales[8 * h + 2 * r + l / 16]) * float((low | high << 4) - 32);
+      }
+}
+
+int64_t block_bytes(uint32_t type) {
+  switch (type) {
+    case Q4_0: return kQ4_0Bytes;
+    case Q8_0: return kQ8_0Bytes;
+    case Q4_K: return kQ4_KBytes;
+    case Q5_K: return kQ5_KBytes;
+    case Q6_K: return kQ6_KBytes;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+float half_to_float(uint16_t h) {
+  const int exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+  const float sign = h & 0x8000 ? -1.0f : 1.0f;
+  if (exponent == 0) return sign * std::ldexp(float(mantissa), -24);  // zero or subnormal
+  if (exponent == 31) return mantissa ? std::numeric_limits<float>::quiet_NaN() : sign * INFINITY;
+  return sign * std::ldexp(float(mantissa | 0x400), exponent - 25);
+}
+
+float round_to_half(float x) {
+  if (!std::isfinite(x) || x == 0) return x;
+  if (std::fabs(x) >= 65520.0f) return std::copysign(INFINITY, x);  // beyond half the last step past 65504
+  int e = 0;
+  std::frexp(x, &e);  // |x| in [2^(e-1), 2^e): 11 significant bits give steps of 2^(e-11), at least 2^-24
+  const double step = std::ldexp(1.0, std::max(e - 11, -24));
+  return static_cast<float>(std::nearbyint(double(x) / step) * step);
+}
+
+std::vector<float> reference_dequantize(uint32_t type, const uint8_t* data, int64_t n) {
+  std::vector<float> y(static_cast<size_t>(n));
+  switch (type) {
+    case F32:
+      std::memcpy(y.data(), data, size_t(n) * 4);
+      return y;
+    case F16:
+      for (int64_t i = 0; i < n; ++i) y[i] = half_at(data + 2 * i);
+      return y;
+    case BF16:
+      for (int64_t i = 0; i < n; ++i) {
+        const uint32_t bits = uint32_t(u16(data + 2 * i)) << 16;
+        std::memcpy(&y[i], &bits, 4);
+      }
+      return y;
+    default:
+      break;
+  }
+  const int64_t bytes = block_bytes(type);
+  const int64_t elems = type == Q4_0 || type == Q8_0 ? 32 : 256;
+  if (bytes == 0) throw Error("reference dequantizer: GGUF type " + std::to_string(type) + " is not one it decodes");
+  if (n % elems != 0) throw Error("reference dequantizer: " + std::to_string(n) + " elements are not whole blocks");
+  for (int64_t blk = 0; blk < n / elems; ++blk) {
+    const uint8_t* b = data + blk * bytes;
+    float* out = y.data() + blk * elems;
+    switch (type) {
+      case Q8_0:
+        for (int j = 0; j < 32; ++j) out[j] = half_at(b) * float(static_cast<int8_t>(b[2 + j]));
+        break;
+      case Q4_0:  // element j: low nibble of byte j (j < 16) or high nibble of byte j - 16, minus 8
+        for (int j = 0; j < 16; ++j) {
+          out[j] = half_at(b) * float((b[2 + j] & 0x0F) - 8);
+          out[j + 16] = half_at(b) * float((b[2 + j] >> 4) - 8);
+        }
+        break;
+      case Q4_K: k_quant_4_or_5(b, false, out); break;
+      case Q5_K: k_quant_4_or_5(b, true, out); break;
+      default: q6_k(b, out); break;
+    }
+  }
+  return y;
+}
+
+std::vector<float> reference_dequantize(const GgufTensor& t) {
+  return reference_dequantize(t.ggml_type, t.data, t.n_elements());
+}
+
+double reference_k_quant_step(const GgufTensor& t, int64_t i) {
+  const int64_t bytes = block_bytes(t.ggml_type);
+  if (t.ggml_type != Q4_K && t.ggml_type != Q5_K && t.ggml_type != Q6_K)
+    throw Error("reference_k_quant_step: tensor '" + t.name + "' is not a K-quant");
+  const uint8_t* b = t.data + (i / 256) * bytes;
+  const int j = static_cast<int>(i % 256);
+  if (t.ggml_type == Q6_K) {
+    // Element j sits in half j / 128, row (j % 128) / 32, column l = j % 32.
+    const int h = j / 128, r = (j % 128) / 32, l = j % 32;
+    return std::fabs(double(half_at(b + 208)) * static_cast<int8_t>(b[192 + 8 * h + 2 * r + l / 16]));
+  }
+  int scale = 0, min = 0;
+  scale_and_min(b + 4, j / 32, scale, min);
+  return double(half_at(b)) * scale;
+}
+
+}  // namespace kiln::test

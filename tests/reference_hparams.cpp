@@ -1,0 +1,47 @@
+#include "tests/reference_hparams.hpp"
+
+#include "engine/error.hpp"
+
+namespace kiln::test {
+
+ReferenceHparams read_reference_hparams(const GgufFile& f) {
+  ReferenceHparams h;
+  h.arch = f.get_string("general.architecture");
+  // llama.cpp's rope types: LLAMA_ROPE_TYPE_NORM (adjacent pairs) for llama,
+  // LLAMA_ROPE_TYPE_NEOX (halves) for qwen2.
+  if (h.arch == "qwen2")
+    h.rope_halves = true;
+  else if (h.arch != "llama")
+    throw Error("reference: architecture '" + h.arch + "' is not implemented");
+  const std::string p = h.arch + ".";
+  auto count = [&](const std::string& key) { return static_cast<int>(f.get_uint(p + key)); };
+  h.n_embd = count("embedding_length");
+  h.n_layer = count("block_count");
+  h.n_ff = count("feed_forward_length");
+  h.n_ctx = count("context_length");
+  h.n_head = count("attention.head_count");
+  h.n_head_kv = static_cast<int>(f.get_uint_or(p + "attention.head_count_kv", uint64_t(h.n_head)));
+  h.head_dim = static_cast<int>(f.get_uint_or(p + "attention.key_length", uint64_t(h.n_embd / h.n_head)));
+  h.n_rot = static_cast<int>(f.get_uint_or(p + "rope.dimension_count", uint64_t(h.head_dim)));
+  const double eps = f.get_float_or(p + "attention.layer_norm_rms_epsilon", 0.0);
+  if (!(eps > 0)) throw Error("reference: " + p + "attention.layer_norm_rms_epsilon is missing");
+  h.rms_eps = eps;
+  h.rope_base = f.get_float_or(p + "rope.freq_base", 10000.0);
+
+  // Linear scaling, as llama.cpp reads it: positions times 1 / rope.scaling.factor
+  // (older files: rope.scale_linear) whenever a factor is given.
+  const std::string scaling = f.get_string_or(p + "rope.scaling.type", "none");
+  if (scaling != "none" && scaling != "linear") throw Error("reference: RoPE scaling '" + scaling + "' is not implemented");
+  const double factor = f.get_float_or(p + "rope.scaling.factor", f.get_float_or(p + "rope.scale_linear", 0.0));
+  if (factor > 0) h.rope_position_scale = 1.0 / factor;
+
+  const GgufTensor* embd = f.find_tensor("token_embd.weight");
+  if (!embd) throw Error("reference: token_embd.weight is missing");
+  h.n_vocab = static_cast<int>(embd->dims[1]);
+  h.tied_output = f.find_tensor("output.weight") == nullptr;
+  h.qkv_bias = f.find_tensor("blk.0.attn_q.bias") != nullptr;
+  h.rope_freqs = f.find_tensor("rope_freqs.weight") != nullptr;
+  return h;
+}
+
+}  // namespace kiln::test
