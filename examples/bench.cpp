@@ -199,7 +199,7 @@ Result bench_prompt(Model& m, int p, int reps, const ModelCost& cost, const Mach
   r.spread = stddev(rates);
   r.ttft_ms = median(ms);
   r.gflops = flops / (r.ttft_ms / 1000.0) / 1e9;
-  if (limits) r.peak_fraction = r.gflops / (limits->fp32_gflops_per_core * r.threads);
+  if (limits && limits->fp32_gflops_per_core > 0) r.peak_fraction = r.gflops / (limits->fp32_gflops_per_core * r.threads);
   return r;
 }
 
@@ -294,9 +294,9 @@ void print_markdown(const std::string& name, const ModelCost& cost, const std::v
     if (r.profile) print_token_profile(name, r);
   print_memory(name, memory);
   if (limits)
-    std::printf("machine: %s; read bandwidth %s GB/s (1 thread) .. %s GB/s (%zu threads); FP32 FMA peak %s GFLOP/s per core; int8 %s GOP/s per core (%s)\n",
+    std::printf("machine: %s; read bandwidth %s GB/s (1 thread) .. %s GB/s (%zu threads); FP32 peak %s GFLOP/s per core (%s); int8 %s GOP/s per core (%s)\n",
                 limits->cpu.c_str(), fixed(limits->read_gbps.front(), 1).c_str(), fixed(limits->read_gbps.back(), 1).c_str(),
-                limits->read_gbps.size(), fixed(limits->fp32_gflops_per_core, 1).c_str(),
+                limits->read_gbps.size(), fixed(limits->fp32_gflops_per_core, 1).c_str(), limits->fp32_method.c_str(),
                 fixed(limits->int8_gops_per_core, 1).c_str(), limits->int8_method.c_str());
   else
     std::printf("(no machine limits: run with --probe once to compare with this machine's bandwidth and peak)\n");

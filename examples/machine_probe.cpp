@@ -74,67 +74,85 @@ double read_bandwidth(const float* data, size_t n, int threads) {
   return best;
 }
 
-// Twelve independent FMA chains keep both FMA ports busy despite latency.
-// (An earlier version summed only two chains at the end; the compiler then
-// dropped the other ten and the probe reported 1.5x the real peak.)
-double fp32_fma_gflops() {
-  constexpr int kChains = 12;
-  constexpr long kIters = 20'000'000;
-  FloatVec acc[kChains];
-  for (int c = 0; c < kChains; ++c) acc[c] = FloatVec(1.0f + 1e-7f * float(c));
-  const FloatVec m(0.9999999f), a(1e-7f);
-  const auto t0 = Clock::now();
-  for (long i = 0; i < kIters; ++i)
-    for (auto& x : acc) x = xsimd::fma(x, m, a);
-  const double s = seconds_since(t0);
-  // Every chain feeds the result, or the compiler drops the unused ones.
-  FloatVec all(0.0f);
-  for (const auto& x : acc) all += x;
-  volatile float sink = xsimd::hadd(all);
-  (void)sink;
-  return double(kIters) * kChains * FloatVec::size * 2 / s / 1e9;
-}
+// Peak rates of one core, measured with the instructions this build's kernels
+// are built on: twelve independent instances of one instruction per step of
+// a counted loop, all in one assembly block, so the compiler can neither
+// hoist, drop nor spill them (xsimd loops were moved out of the timed span or
+// cut short by the optimiser). Registers 14 and 15 are the inputs, 0..11 the
+// accumulators; all are zeroed first (garbage could be denormal, which some
+// cores run slowly). The int8 kernels widen vpmaddubsw's 16-bit sums once per
+// several products, so that widening is not counted against the peak.
+#define KILN_PROBE_12(op) op(0) op(1) op(2) op(3) op(4) op(5) op(6) op(7) op(8) op(9) op(10) op(11)
+#if defined(__x86_64__)
+#define KILN_PROBE_ZERO(n) "vpxor %%xmm" #n ", %%xmm" #n ", %%xmm" #n "\n"
+#define KILN_PROBE_LOOP_END "dec %0\njnz 1b\n"
+#define KILN_PROBE_CLOBBERS "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", \
+                            "xmm11", "xmm14", "xmm15", "cc"
+#elif defined(__aarch64__)
+#define KILN_PROBE_ZERO(n) "movi v" #n ".16b, #0\n"
+#define KILN_PROBE_LOOP_END "subs %0, %0, #1\nb.ne 1b\n"
+#define KILN_PROBE_CLOBBERS "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v14", "v15", "cc"
+#endif
 
-// int8 x int8 products summed into int32, as quantized dot products do, with
-// the instruction the integer matmul of this build is built on
-// (kernels/arch/int8.hpp). Twelve independent ones per step, written in
-// assembly so the compiler can neither hoist them (their inputs never change)
-// nor spill: the instruction's peak rate. Kernels widen vpmaddubsw's 16-bit
-// sums once per several of them (the Q4_0 matmul does), so the widening is
-// not counted against the peak.
+#if defined(__AVX512F__)
+#define KILN_PROBE_FMA(n) "vfmadd231ps %%zmm14, %%zmm15, %%zmm" #n "\n"
+constexpr int kProbeFmaLanes = 16;
+constexpr const char* kProbeFmaMethod = "vfmadd231ps zmm (AVX-512)";
+#elif defined(__AVX2__) && defined(__FMA__)
+#define KILN_PROBE_FMA(n) "vfmadd231ps %%ymm14, %%ymm15, %%ymm" #n "\n"
+constexpr int kProbeFmaLanes = 8;
+constexpr const char* kProbeFmaMethod = "vfmadd231ps ymm (FMA)";
+#elif defined(__aarch64__)
+#define KILN_PROBE_FMA(n) "fmla v" #n ".4s, v14.4s, v15.4s\n"
+constexpr int kProbeFmaLanes = 4;
+constexpr const char* kProbeFmaMethod = "fmla (NEON)";
+#endif
+
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #define KILN_PROBE_INT8(n) "vpdpbusd %%zmm14, %%zmm15, %%zmm" #n "\n"
-#define KILN_PROBE_CLOBBER(n) "xmm" #n
 constexpr int kProbeInt8Bytes = 64;
 constexpr const char* kProbeInt8Method = "vpdpbusd zmm (AVX-512 VNNI)";
 #elif defined(__AVX2__)
 #define KILN_PROBE_INT8(n) "vpmaddubsw %%ymm14, %%ymm15, %%ymm" #n "\n"
-#define KILN_PROBE_CLOBBER(n) "xmm" #n
 constexpr int kProbeInt8Bytes = 32;
 constexpr const char* kProbeInt8Method = "vpmaddubsw (AVX2)";
 #elif defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
 #define KILN_PROBE_INT8(n) "sdot v" #n ".4s, v14.16b, v15.16b\n"
-#define KILN_PROBE_CLOBBER(n) "v" #n
 constexpr int kProbeInt8Bytes = 16;
 constexpr const char* kProbeInt8Method = "sdot (NEON dot product)";
 #endif
 
+constexpr long kProbeSteps = 20'000'000;
+
+// Seconds for kProbeSteps steps of twelve `op`s.
+#define KILN_PROBE_TIME(op)                                                                                      \
+  [] {                                                                                                           \
+    long steps = kProbeSteps;                                                                                    \
+    const auto t0 = Clock::now();                                                                                \
+    __asm__ volatile(KILN_PROBE_12(KILN_PROBE_ZERO) KILN_PROBE_ZERO(14) KILN_PROBE_ZERO(15) "1:\n" KILN_PROBE_12(op) \
+                         KILN_PROBE_LOOP_END                                                                     \
+                     : "+r"(steps)                                                                               \
+                     :                                                                                           \
+                     : KILN_PROBE_CLOBBERS);                                                                     \
+    return seconds_since(t0);                                                                                    \
+  }()
+
+// FP32 multiply-adds (x2 flops) of one core; 0 where the build has no FMA.
+double fp32_fma_gflops(std::string& method) {
+#if defined(KILN_PROBE_FMA)
+  method = kProbeFmaMethod;
+  return double(kProbeSteps) * 12 * kProbeFmaLanes * 2 / KILN_PROBE_TIME(KILN_PROBE_FMA) / 1e9;
+#else
+  method = "not measured (no FMA instruction in this build)";
+  return 0;
+#endif
+}
+
+// int8 x int8 products summed into int32 (x2 ops), as quantized dot products do.
 double int8_dot_gops(std::string& method) {
 #if defined(KILN_PROBE_INT8)
-  constexpr long kIters = 20'000'000;
-  constexpr int kPerStep = 12;
   method = kProbeInt8Method;
-  const auto t0 = Clock::now();
-  for (long i = 0; i < kIters; ++i)
-    __asm__ volatile(KILN_PROBE_INT8(0) KILN_PROBE_INT8(1) KILN_PROBE_INT8(2) KILN_PROBE_INT8(3) KILN_PROBE_INT8(4)
-                         KILN_PROBE_INT8(5) KILN_PROBE_INT8(6) KILN_PROBE_INT8(7) KILN_PROBE_INT8(8)
-                             KILN_PROBE_INT8(9) KILN_PROBE_INT8(10) KILN_PROBE_INT8(11)::
-                                 : KILN_PROBE_CLOBBER(0), KILN_PROBE_CLOBBER(1), KILN_PROBE_CLOBBER(2),
-                                   KILN_PROBE_CLOBBER(3), KILN_PROBE_CLOBBER(4), KILN_PROBE_CLOBBER(5),
-                                   KILN_PROBE_CLOBBER(6), KILN_PROBE_CLOBBER(7), KILN_PROBE_CLOBBER(8),
-                                   KILN_PROBE_CLOBBER(9), KILN_PROBE_CLOBBER(10), KILN_PROBE_CLOBBER(11));
-  const double s = seconds_since(t0);
-  return double(kIters) * kPerStep * kProbeInt8Bytes * 2 / s / 1e9;
+  return double(kProbeSteps) * 12 * kProbeInt8Bytes * 2 / KILN_PROBE_TIME(KILN_PROBE_INT8) / 1e9;
 #else
   method = "not measured (no int8 dot-product instruction in this build)";
   return 0;
@@ -151,7 +169,7 @@ std::string json_number_list(const std::vector<double>& v) {
 // The text after "key": in a flat JSON object written by save_limits.
 std::string json_field(const std::string& json, const std::string& key, const std::string& path) {
   const size_t at = json.find("\"" + key + "\":");
-  if (at == std::string::npos) throw Error(path + ": machine limits file has no '" + key + "'");
+  if (at == std::string::npos) throw Error(path + ": machine limits file has no '" + key + "' (written by another kiln version? run with --probe)");
   size_t b = at + key.size() + 3;
   while (b < json.size() && json[b] == ' ') ++b;
   const size_t e = json[b] == '[' ? json.find(']', b) + 1 : json[b] == '"' ? json.find('"', b + 1) + 1 : json.find_first_of(",\n}", b);
@@ -182,15 +200,19 @@ MachineLimits probe_machine(int max_threads) {
 #pragma omp parallel for schedule(static) num_threads(max_threads)
   for (size_t i = 0; i < n; ++i) buffer.get()[i] = 1.0f;  // touch pages from the threads that will read them
   for (int t = 1; t <= max_threads; ++t) m.read_gbps.push_back(read_bandwidth(buffer.get(), n, t));
-  m.fp32_gflops_per_core = fp32_fma_gflops();
-  m.int8_gops_per_core = int8_dot_gops(m.int8_method);
+  probe_core_peaks(m);
   return m;
+}
+
+void probe_core_peaks(MachineLimits& m) {
+  m.fp32_gflops_per_core = fp32_fma_gflops(m.fp32_method);
+  m.int8_gops_per_core = int8_dot_gops(m.int8_method);
 }
 
 void save_limits(const MachineLimits& m, const std::string& path) {
   std::ostringstream o;
   o << "{\n  \"cpu\": \"" << m.cpu << "\",\n  \"read_gbps\": " << json_number_list(m.read_gbps)
-    << ",\n  \"fp32_gflops_per_core\": " << m.fp32_gflops_per_core << ",\n  \"int8_gops_per_core\": "
+    << ",\n  \"fp32_gflops_per_core\": " << m.fp32_gflops_per_core << ",\n  \"fp32_method\": \"" << m.fp32_method << "\"" << ",\n  \"int8_gops_per_core\": "
     << m.int8_gops_per_core << ",\n  \"int8_method\": \"" << m.int8_method << "\"\n}\n";
   const std::string text = o.str();
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
@@ -208,6 +230,7 @@ MachineLimits load_limits(const std::string& path) {
   for (std::string item; std::getline(list, item, ',');) m.read_gbps.push_back(parse_number(item, path));
   if (m.read_gbps.empty()) throw Error(path + ": no bandwidth measurements");
   m.fp32_gflops_per_core = parse_number(json_field(json, "fp32_gflops_per_core", path), path);
+  m.fp32_method = unquote(json_field(json, "fp32_method", path));
   m.int8_gops_per_core = parse_number(json_field(json, "int8_gops_per_core", path), path);
   m.int8_method = unquote(json_field(json, "int8_method", path));
   return m;
