@@ -18,12 +18,11 @@ namespace kiln::kernels {
 // Weight types whose matmul reads Q8-rounded activations.
 constexpr bool reads_q8(TensorType t) { return is_interleaved(t); }
 
-// The group's bytes are one sequential stream; asking for them 2 KiB ahead
-// of use (256 B to 4 KiB tried) lifted a 1-thread matrix-vector product far
-// beyond the caches from 13.6-14.8 to 15.4-19.2 GB/s (Q8_0) and from
-// 12.4-12.6 to 16.9-18.6 GB/s (Q4_0) on the 2-core AVX2 (Zen 3) machine
-// (`OMP_NUM_THREADS=1 kiln-kernel-bench`, twice each, back to back). Float
-// weights, read in several row streams, were slower with it and do without.
+// The group's bytes are one sequential stream, which the hardware prefetcher
+// alone does not keep ahead of the dot product when the matrix comes from
+// memory: asking for them 2 KiB ahead was the fastest of the distances tried
+// (docs/benchmarks.md, "Kernel measurements"). Float weights, read in several
+// row streams, were slower with it and do without.
 inline constexpr int64_t kPrefetchAheadBytes = 2048;
 inline constexpr int64_t kCacheLineBytes = 64;
 
