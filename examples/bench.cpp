@@ -352,8 +352,16 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
     limits = probe_machine(std::max(max_threads, int(std::thread::hardware_concurrency())));
     save_limits(*limits, limits_path);
     std::fprintf(stderr, "%s-bench: machine limits saved to %s\n", name, limits_path.c_str());
-  } else if (!o.limits_path.empty() || std::filesystem::exists(limits_path)) {
+  } else if (!o.limits_path.empty()) {
     limits = load_limits(limits_path);
+  } else if (std::filesystem::exists(limits_path)) {
+    // The default cache may be from another kiln version: without it the
+    // benchmark still runs, only without the machine's limits beside it.
+    try {
+      limits = load_limits(limits_path);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s-bench: warning: %s; not comparing with the machine's limits\n", name, e.what());
+    }
   }
   // The probe's 2 GiB buffer is no part of the model's memory: the peak starts again after it.
   const bool peak_valid = !o.probe || reset_peak_resident();

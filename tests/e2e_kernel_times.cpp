@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <random>
 
@@ -13,6 +15,7 @@
 #include "kiln_test_synth_qwen2_mixed.hpp"
 #include "tests/reference_check.hpp"
 #include "tests/run_process.hpp"
+#include "tests/temp_folder.hpp"
 
 namespace {
 
@@ -113,4 +116,20 @@ TEST_CASE("kiln-bench reports the kernel time, the overhead and the memory check
                             "\"weights_bytes\": ", "\"kv_cache_bytes\": "})
     CHECK_MESSAGE(json.out.find(field) != std::string::npos, field);
   CHECK(json.out.find("\"peak_rss_bytes\": null") == std::string::npos);  // Linux reports it
+}
+
+TEST_CASE("kiln-bench runs without the machine's limits when its default cache is unreadable, and refuses a named one") {
+  const kiln::test::TempFolder cache("bench-limits");
+  std::filesystem::create_directories(cache.path / "kiln");
+  const std::string stale = cache.file("kiln/machine.json");
+  std::ofstream(stale) << "{\n  \"cpu\": \"x\",\n  \"read_gbps\": [1]\n}\n";  // from another version: fields missing
+  const auto defaulted = kiln::test::run_process(
+      {"/usr/bin/env", "XDG_CACHE_HOME=" + cache.path.string(), BENCH_BIN, "-p", "0", "-n", "2", "-r", "1", "-t", "1"});
+  REQUIRE_MESSAGE(defaulted.exit_code == 0, defaulted.err);
+  CHECK(defaulted.err.find("warning: " + stale + ": machine limits file has no 'fp32_gflops_per_core'") != std::string::npos);
+  CHECK(defaulted.out.find("no machine limits") != std::string::npos);
+
+  const auto named = kiln::test::run_process({BENCH_BIN, "--machine", stale, "-p", "0", "-n", "2", "-r", "1", "-t", "1"});
+  CHECK(named.exit_code == 1);
+  CHECK(named.err.find(stale + ": machine limits file has no 'fp32_gflops_per_core'") != std::string::npos);
 }
