@@ -38,9 +38,11 @@ namespace detail {
 // set the pace, and fewer weight rows mean fewer loads).
 inline constexpr int kMatrixRowTile = 2;
 inline constexpr int kMatmulTokenTile = 6;
-// Fewer tokens than a tile (generation): 4 rows at a time, four streams
-// from memory and four independent FMA chains.
-inline constexpr int kVectorRowTile = 4;
+// Fewer tokens than a tile (generation): a row stream from memory and an
+// FMA chain per row, as many rows as registers allow: 8 with 32 registers
+// (4 would leave AVX-512 reading F16 a quarter slower; docs/benchmarks.md),
+// 4 with 16.
+inline constexpr int kVectorRowTile = kFloatRegisters >= 32 ? 8 : 4;
 
 // y for rows r0 .. r0 + NRows - 1 and tokens t0 .. t0 + NTokens - 1.
 template <TensorType T, int Rows, int Cols, Store S, int NRows, int NTokens>

@@ -43,6 +43,10 @@ using arch::narrow_f16;
 // acc[p]'s lanes (in a fixed order for the instruction set).
 using arch::sum_each;
 
+// How many float vectors fit in registers at once (32 with AVX-512 and NEON,
+// 16 otherwise): tiles are sized by it.
+inline constexpr int kFloatRegisters = arch::kRegisters;
+
 static_assert(arch::kLanes == kFloatLanes, "the widening file does not match xsimd's batch");
 
 }  // namespace kiln::kernels

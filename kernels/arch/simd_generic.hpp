@@ -12,6 +12,7 @@
 namespace kiln::kernels::arch {
 
 inline constexpr int kLanes = static_cast<int>(xsimd::batch<float>::size);
+inline constexpr int kRegisters = 16;  // vector registers the compiler can allocate
 
 // The batch of element(i) for i < kLanes.
 template <class Element>
