@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "engine/kernel_times.hpp"
@@ -29,7 +30,7 @@ struct KvLayout {
   bool operator==(const KvLayout&) const = default;
 };
 
-// How a forward pass uses the threads it is given (Model::set_threads).
+// How a forward pass uses the threads it is given (Sequence::set_threads).
 //   ByWork: as many as its arithmetic pays for, at most threads(): a team
 //     costs a barrier after every kernel, so a pass too small to gain from
 //     one (a tiny model's token) runs on one thread, which a busy second
@@ -38,6 +39,13 @@ struct KvLayout {
 // Results are the same bits either way.
 enum class ThreadFit { ByWork, Exact };
 
+class Sequence;
+
+// What a loaded model shares between all its sequences: the weights (mapped
+// and read-only after loading), the tokenizer and the description. Every
+// const member may be called from any thread at any time. The KV cache, the
+// activations and the thread count belong to a Sequence (new_sequence), so
+// one loaded model serves many independent conversations.
 class Model {
  public:
   virtual ~Model() = default;
@@ -48,9 +56,29 @@ class Model {
   virtual uint64_t fingerprint() const = 0;
   virtual const std::string& gguf_path() const = 0;
   virtual const Tokenizer& tokenizer() const = 0;
-  virtual int n_ctx() const = 0;      // positions the KV cache holds (fixed at build time)
+  virtual int n_ctx() const = 0;      // positions a KV cache holds (fixed at build time)
   virtual int max_batch() const = 0;  // tokens one forward call takes at most (fixed at build time)
   virtual int n_vocab() const = 0;
+  // How a sequence's KV cache stores a position (Sequence::read_kv).
+  virtual KvLayout kv_layout() const = 0;
+
+  // A new sequence on these weights: its KV cache and activation scratch are
+  // allocated here, once (the cache's pages are touched only when used), so a
+  // forward pass allocates nothing. It runs on one thread until told
+  // otherwise. The model must outlive it.
+  virtual std::unique_ptr<Sequence> new_sequence() const = 0;
+};
+
+// One sequence's state on a shared Model: its KV cache, the activations of a
+// forward pass, and the threads it runs on. Sequences of one model are
+// independent: two may run forward passes at the same time on two threads
+// (each opens its own OpenMP team; docs/ARCHITECTURE.md, "Sessions"). One
+// sequence is used by one thread at a time.
+class Sequence {
+ public:
+  virtual ~Sequence() = default;
+
+  virtual const Model& model() const = 0;
 
   virtual void set_threads(int n, ThreadFit fit = ThreadFit::ByWork) = 0;
   virtual int threads() const = 0;
@@ -69,11 +97,10 @@ class Model {
   virtual KernelTimes time_kernels(const int32_t* tokens, int n, int pos, Logits which, float* logits) = 0;
 
   // Copies positions [first_pos, first_pos + n_pos) of the KV cache out of or
-  // into the model, n_pos * kv_layout().bytes_per_position() bytes, position
-  // by position (within a position: layer by layer, the key then the value),
-  // so the first k positions of a copy are a prefix of its bytes. Throws
-  // kiln::Error if the range is not inside [0, n_ctx()).
-  virtual KvLayout kv_layout() const = 0;
+  // into the sequence, n_pos * Model::kv_layout().bytes_per_position() bytes,
+  // position by position (within a position: layer by layer, the key then the
+  // value), so the first k positions of a copy are a prefix of its bytes.
+  // Throws kiln::Error if the range is not inside [0, n_ctx()).
   virtual void read_kv(int first_pos, int n_pos, uint8_t* out) const = 0;
   virtual void write_kv(int first_pos, int n_pos, const uint8_t* in) = 0;
 };

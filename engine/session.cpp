@@ -22,7 +22,8 @@ void check_prompt_fits(const Model& model, size_t n_tokens) {
                 std::to_string(model.n_ctx()) + " (set at build time: kiln_add_model CTX)");
 }
 
-Session::Session(Model& model) : model_(model), logits_(static_cast<size_t>(model.n_vocab())) {
+Session::Session(const Model& model)
+    : model_(model), sequence_(model.new_sequence()), logits_(static_cast<size_t>(model.n_vocab())) {
   tokens_.reserve(static_cast<size_t>(model.n_ctx()));
 }
 
@@ -34,7 +35,7 @@ std::span<const float> Session::ingest(std::span<const int32_t> tokens) {
   for (size_t done = 0; done < tokens.size();) {
     const size_t n = std::min(tokens.size() - done, static_cast<size_t>(model_.max_batch()));
     const bool last = done + n == tokens.size();
-    model_.forward(tokens.data() + done, static_cast<int>(n), n_past(), last ? Logits::Last : Logits::None,
+    sequence_->forward(tokens.data() + done, static_cast<int>(n), n_past(), last ? Logits::Last : Logits::None,
                    logits_.data());
     tokens_.insert(tokens_.end(), tokens.begin() + done, tokens.begin() + done + n);
     done += n;
@@ -60,14 +61,14 @@ SessionState Session::snapshot(size_t n_tokens) const {
   s.kv = model_.kv_layout();
   s.tokens.assign(tokens_.begin(), tokens_.begin() + static_cast<std::ptrdiff_t>(n_tokens));
   s.kv_bytes.resize(n_tokens * s.kv.bytes_per_position());
-  model_.read_kv(0, static_cast<int>(n_tokens), s.kv_bytes.data());
+  sequence_->read_kv(0, static_cast<int>(n_tokens), s.kv_bytes.data());
   return s;
 }
 
 size_t Session::restore_prefix(const SessionState& state, std::span<const int32_t> prompt) {
   check_state_fits(state, model_);
   const size_t n = common_prefix_length(state.tokens, prompt);
-  model_.write_kv(0, static_cast<int>(n), state.kv_bytes.data());
+  sequence_->write_kv(0, static_cast<int>(n), state.kv_bytes.data());
   tokens_.assign(state.tokens.begin(), state.tokens.begin() + static_cast<std::ptrdiff_t>(n));
   return n;
 }
@@ -83,8 +84,8 @@ void Session::load_state(const std::string& path) {
 }
 
 GenerationStats generate(Session& session, std::span<const int32_t> prompt, int n_predict, Sampler& sampler,
-                         const std::function<void(int32_t)>& on_token) {
-  Model& model = session.model();
+                         const TokenCallback& on_token) {
+  const Model& model = session.model();
   GenerationStats stats;
   stats.prompt_tokens = static_cast<int>(prompt.size());
 
@@ -103,8 +104,11 @@ GenerationStats generate(Session& session, std::span<const int32_t> prompt, int 
     }
     sampler.accept(token);
     if (model.tokenizer().is_end_of_generation(token)) break;
-    on_token(token);
     ++stats.generated_tokens;
+    if (!on_token(token)) {
+      stats.stopped = true;
+      break;
+    }
     if (session.n_past() >= model.n_ctx()) {
       stats.context_full = true;
       break;

@@ -1,10 +1,12 @@
-// A conversation with a model: the tokens in its KV cache, batched prompt
-// ingestion that reuses what the cache already holds, saving and restoring
-// that state, and the token-by-token generation loop.
+// A conversation with a model: a sequence of its own (KV cache, scratch,
+// threads) on the model's shared weights, the tokens in that cache, batched
+// prompt ingestion that reuses what the cache already holds, saving and
+// restoring that state, and the token-by-token generation loop.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,9 +21,13 @@ namespace kiln {
 // when n_tokens positions do not fit in the model's context.
 void check_prompt_fits(const Model& model, size_t n_tokens);
 
+// Sessions on one model are independent: each may be driven by its own
+// thread (docs/ARCHITECTURE.md, "Sessions"); one session is used by one
+// thread at a time. The model must outlive its sessions.
 class Session {
  public:
-  explicit Session(Model& model);
+  // Allocates the session's sequence (Model::new_sequence), on one thread.
+  explicit Session(const Model& model);
 
   // Appends tokens to the context, max_batch() at a time, computing logits
   // only for the last one; returns them (n_vocab floats, valid until the next
@@ -59,10 +65,15 @@ class Session {
 
   const std::vector<int32_t>& tokens() const { return tokens_; }
   int n_past() const { return static_cast<int>(tokens_.size()); }
-  Model& model() { return model_; }
+  const Model& model() const { return model_; }
+  // The session's own KV cache and threads (Sequence::set_threads). Forward
+  // calls made on it directly bypass tokens(): reset() the session after.
+  Sequence& sequence() { return *sequence_; }
+  const Sequence& sequence() const { return *sequence_; }
 
  private:
-  Model& model_;
+  const Model& model_;
+  std::unique_ptr<Sequence> sequence_;
   std::vector<int32_t> tokens_;  // what the KV cache holds, position by position
   std::vector<float> logits_;
   int last_reused_ = 0;
@@ -76,14 +87,18 @@ struct GenerationStats {
   double ttft_ms = 0;    // from the start to the first generated token
   double generate_ms = 0;  // from the first generated token to the last
   bool context_full = false;  // stopped because the context ran out
+  bool stopped = false;       // stopped because on_token returned false
 };
+
+// Called with each generated token; returns whether to go on.
+using TokenCallback = std::function<bool(int32_t)>;
 
 // Makes `prompt` the session's context (Session::ingest_prompt: a prefix the
 // cache already holds is not computed again), then samples up to n_predict
 // tokens (n_predict < 0: until end of generation or a full context), calling
-// on_token for each. A prompt longer than the context is a kiln::Error;
-// nothing is truncated.
+// on_token for each until it returns false. A prompt longer than the context
+// is a kiln::Error; nothing is truncated.
 GenerationStats generate(Session& session, std::span<const int32_t> prompt, int n_predict, Sampler& sampler,
-                         const std::function<void(int32_t)>& on_token);
+                         const TokenCallback& on_token);
 
 }  // namespace kiln

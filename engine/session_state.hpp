@@ -16,7 +16,7 @@ struct SessionState {
   uint64_t fingerprint = 0;  // Model::fingerprint() of the model that computed it
   KvLayout kv;
   std::vector<int32_t> tokens;
-  std::vector<uint8_t> kv_bytes;  // tokens.size() * kv.bytes_per_position(), laid out as Model::read_kv writes
+  std::vector<uint8_t> kv_bytes;  // tokens.size() * kv.bytes_per_position(), laid out as Sequence::read_kv writes
 
   // Memory the state occupies (what a prefix store's budget counts).
   size_t bytes() const { return tokens.size() * sizeof(int32_t) + kv_bytes.size(); }

@@ -11,7 +11,7 @@
 //   32      4                   bytes per element
 //   36      12                  element type name, NUL-padded ("f32")
 //   48      4n       token ids (int32)
-//   48+4n   n*P      KV data, P = KvLayout::bytes_per_position(), as Model::read_kv lays it out
+//   48+4n   n*P      KV data, P = KvLayout::bytes_per_position(), as Sequence::read_kv lays it out
 //   end-8   8        checksum of everything before it: FNV-1a (64-bit) over 8-byte
 //                    words instead of bytes (eight times fewer steps over megabytes of
 //                    KV data), the header, tokens and KV data in turn, each section's

@@ -169,32 +169,34 @@ std::vector<int32_t> random_tokens(int n, int vocab) {
 int argmax(const std::vector<float>& v) { return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin()); }
 
 // Ingests p tokens from position 0; returns the time to the first generated token.
-double run_prompt(Model& m, const std::vector<int32_t>& ids, std::vector<float>& logits) {
+double run_prompt(Sequence& seq, const std::vector<int32_t>& ids, std::vector<float>& logits) {
+  const Model& m = seq.model();
   const auto t0 = Clock::now();
   for (int pos = 0; pos < int(ids.size()); pos += m.max_batch()) {
     const int n = std::min(m.max_batch(), int(ids.size()) - pos);
     const bool last = pos + n == int(ids.size());
-    m.forward(ids.data() + pos, n, pos, last ? Logits::Last : Logits::None, logits.data());
+    seq.forward(ids.data() + pos, n, pos, last ? Logits::Last : Logits::None, logits.data());
   }
   volatile int first = argmax(logits);
   (void)first;
   return ms_since(t0);
 }
 
-Result bench_prompt(Model& m, int p, int reps, const ModelCost& cost, const MachineLimits* limits) {
+Result bench_prompt(Sequence& seq, int p, int reps, const ModelCost& cost, const MachineLimits* limits) {
+  const Model& m = seq.model();
   const std::vector<int32_t> ids = random_tokens(p, m.n_vocab());
   std::vector<float> logits(size_t(m.n_vocab()));
-  run_prompt(m, ids, logits);  // warm-up: pages in the weights
+  run_prompt(seq, ids, logits);  // warm-up: pages in the weights
   std::vector<double> ms, rates;
   for (int r = 0; r < reps; ++r) {
-    ms.push_back(run_prompt(m, ids, logits));
+    ms.push_back(run_prompt(seq, ids, logits));
     rates.push_back(1000.0 * p / ms.back());
   }
   double flops = cost.matmul_flops_per_token * p + cost.output_flops;
   for (int pos = 0; pos < p; ++pos) flops += attention_flops(m.desc().hp, pos);
   Result r;
   r.test = "pp" + std::to_string(p);
-  r.threads = m.threads();
+  r.threads = seq.threads();
   r.tokens_per_s = median(rates);
   r.spread = stddev(rates);
   r.ttft_ms = median(ms);
@@ -203,7 +205,8 @@ Result bench_prompt(Model& m, int p, int reps, const ModelCost& cost, const Mach
   return r;
 }
 
-Result bench_generation(Model& m, int n, int reps, const ModelCost& cost, const MachineLimits* limits) {
+Result bench_generation(Sequence& seq, int n, int reps, const ModelCost& cost, const MachineLimits* limits) {
+  const Model& m = seq.model();
   std::vector<float> logits(size_t(m.n_vocab()));
   std::vector<double> per_token_ms, rates;
   for (int r = -1; r < reps; ++r) {  // r == -1 is the warm-up
@@ -211,7 +214,7 @@ Result bench_generation(Model& m, int n, int reps, const ModelCost& cost, const 
     const auto t_run = Clock::now();
     for (int pos = 0; pos < n; ++pos) {
       const auto t0 = Clock::now();
-      m.forward(&token, 1, pos, Logits::Last, logits.data());
+      seq.forward(&token, 1, pos, Logits::Last, logits.data());
       token = argmax(logits);
       if (r >= 0) per_token_ms.push_back(ms_since(t0));
     }
@@ -220,7 +223,7 @@ Result bench_generation(Model& m, int n, int reps, const ModelCost& cost, const 
   const double kv_bytes = double(m.kv_layout().bytes_per_position()) * (n + 1) / 2.0;  // average positions read
   Result r;
   r.test = "tg" + std::to_string(n);
-  r.threads = m.threads();
+  r.threads = seq.threads();
   r.tokens_per_s = median(rates);
   r.spread = stddev(rates);
   r.p50_ms = percentile(per_token_ms, 0.5);
@@ -372,13 +375,15 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
   for (int n : o.gen_sizes)
     if (n > model->n_ctx()) throw Error("-n " + std::to_string(n) + " exceeds the context of " + std::to_string(model->n_ctx()));
 
+  Session session(*model);
+  Sequence& seq = session.sequence();
   if (o.prefix_tokens > 0) {
     for (int t : o.threads) {
-      model->set_threads(t);
+      seq.set_threads(t);
       PrefixBenchOptions prefix;
       prefix.prompt_tokens = o.prefix_tokens;
       prefix.runs = o.repetitions;
-      std::printf("%s\n", run_prefix_bench(*model, prefix).markdown().c_str());
+      std::printf("%s\n", run_prefix_bench(session, prefix).markdown().c_str());
     }
     return 0;
   }
@@ -386,15 +391,15 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
   const ModelCost cost = model_cost(model->desc());
   std::vector<Result> results;
   for (int t : o.threads) {
-    model->set_threads(t);
+    seq.set_threads(t);
     for (int p : o.prompt_sizes)
-      if (p > 0) results.push_back(bench_prompt(*model, p, o.repetitions, cost, limits ? &*limits : nullptr));
+      if (p > 0) results.push_back(bench_prompt(seq, p, o.repetitions, cost, limits ? &*limits : nullptr));
     for (int n : o.gen_sizes) {
       if (n == 0) continue;
-      Result& r = results.emplace_back(bench_generation(*model, n, o.repetitions, cost, limits ? &*limits : nullptr));
+      Result& r = results.emplace_back(bench_generation(seq, n, o.repetitions, cost, limits ? &*limits : nullptr));
       // The cache holds the last run's n positions. At the middle one, attention
       // costs its average over the run, as the median token's does.
-      r.profile = profile_token(*model, n / 2);
+      r.profile = profile_token(seq, n / 2);
     }
   }
   const MemoryCheck memory = memory_check(*model, cost, peak_valid);

@@ -62,14 +62,15 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
   std::unique_ptr<Model> model = load(opt.model_path.empty() ? default_gguf : opt.model_path);
   const double load_ms = ms_since(t0);
   const int wanted = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  model->set_threads(wanted);
-  const int threads = model->threads();
+  Session session(*model);
+  session.sequence().set_threads(wanted);
+  const int threads = session.sequence().threads();
   if (threads < wanted)
     std::fprintf(stderr, "-t %d: more than this program can run (build and OpenMP limits); using %d\n", wanted, threads);
   if (opt.conversation) {
     Sampler sampler(opt.sampling, model->n_vocab());
     const ChatIo io{print_text, [](std::string& line) { return static_cast<bool>(std::getline(std::cin, line)); }};
-    const GenerationStats total = run_conversation(*model, opt, sampler, io);
+    const GenerationStats total = run_conversation(session, opt, sampler, io);
     print_header(name, threads, sampler, load_ms);
     print_timings(total);
     return 0;
@@ -88,8 +89,7 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
     if (id >= model->n_vocab())
       throw Error("--prompt-ids: token id " + std::to_string(id) + " is outside the vocabulary (0.." +
                   std::to_string(model->n_vocab() - 1) + ")");
-  if (!opt.logits_out.empty()) write_prompt_logits(*model, prompt, opt.logits_out);
-  Session session(*model);
+  if (!opt.logits_out.empty()) write_prompt_logits(session.sequence(), prompt, opt.logits_out);
   std::optional<PromptCache> prompt_cache;
   double cache_load_ms = 0;
   if (!opt.prompt_cache.empty()) {
@@ -109,6 +109,7 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
   const auto on_token = [&](int32_t t) {
     context.push_back(t);
     print_text(detok.push(t));
+    return true;
   };
   GenerationStats s = generate(session, context, opt.n_predict, sampler, on_token);
   print_text(detok.flush() + "\n");

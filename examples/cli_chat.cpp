@@ -42,11 +42,11 @@ std::tm local_now() {
 
 }  // namespace
 
-GenerationStats run_conversation(Model& model, const CliOptions& opt, Sampler& sampler, const ChatIo& io) {
+GenerationStats run_conversation(Session& session, const CliOptions& opt, Sampler& sampler, const ChatIo& io) {
+  const Model& model = session.model();
   const Tokenizer& tok = model.tokenizer();
   chat::Conversation chat(tok, load_template(model, opt), local_now());
   if (!opt.system_prompt.empty()) chat.add_message("system", opt.system_prompt);
-  Session session(model);
   GenerationStats total;
   std::string first_turn = opt.prompt;  // -p: the first user turn
   for (int turn = 1;; ++turn) {
@@ -75,6 +75,7 @@ GenerationStats run_conversation(Model& model, const CliOptions& opt, Sampler& s
       const std::string piece = detok.push(t);
       reply_text += piece;
       io.print(piece);
+      return true;
     });
     const std::string rest = detok.flush();
     reply_text += rest;

@@ -20,10 +20,10 @@ struct ChatIo {
   std::function<bool(std::string&)> read_line;
 };
 
-// Runs the conversation until the input ends; returns the totals of all
+// Runs the conversation in `session` until the input ends; returns the totals of all
 // turns (prompt and reused tokens summed, time to first token of the first
 // turn). Prints one line per turn on stderr: its prompt tokens, how many the
 // session reused, how many it computed, and how many it generated.
-GenerationStats run_conversation(Model& model, const CliOptions& opt, Sampler& sampler, const ChatIo& io);
+GenerationStats run_conversation(Session& session, const CliOptions& opt, Sampler& sampler, const ChatIo& io);
 
 }  // namespace kiln

@@ -10,9 +10,9 @@
 
 namespace kiln {
 
-// Runs `prompt` from position 0 (overwriting the model's KV cache) and writes
+// Runs `prompt` from position 0 (overwriting the sequence's KV cache) and writes
 // one line per position: all n_vocab logits, space-separated, printed with
 // %.9g (exact for float32). The file is written atomically.
-void write_prompt_logits(Model& model, const std::vector<int32_t>& prompt, const std::string& path);
+void write_prompt_logits(Sequence& seq, const std::vector<int32_t>& prompt, const std::string& path);
 
 }  // namespace kiln

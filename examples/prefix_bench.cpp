@@ -64,7 +64,8 @@ std::string format_ratio(double cold_ms, double ms) {
 
 }  // namespace
 
-PrefixBenchResult run_prefix_bench(Model& model, const PrefixBenchOptions& options) {
+PrefixBenchResult run_prefix_bench(Session& session, const PrefixBenchOptions& options) {
+  const Model& model = session.model();
   if (options.runs < 1) throw Error("prefix benchmark: runs must be at least 1");
   const int n = std::min(options.prompt_tokens, model.n_ctx());
   if (n < 2) throw Error("prefix benchmark: the prompt needs at least 2 tokens");
@@ -77,8 +78,7 @@ PrefixBenchResult run_prefix_bench(Model& model, const PrefixBenchOptions& optio
                                 ("kiln-prefix-bench-" + std::to_string(::getpid()) + ".state"))
                                    .string()
                              : options.state_file};
-  Session session(model);
-  PrefixBenchResult result{n, options.runs, model.threads(), 0, {}};
+  PrefixBenchResult result{n, options.runs, session.sequence().threads(), 0, {}};
 
   session.ingest_prompt(prompt);  // warm-up: weights paged in, cache pages touched
   result.cold_ms = median_ttft_ms(options.runs, [&] {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/model.hpp"
+#include "engine/session.hpp"
 
 namespace kiln {
 
@@ -36,8 +36,8 @@ struct PrefixBenchResult {
   std::string markdown() const;
 };
 
-// Runs on `model` with its current thread count; the model's KV cache is
+// Runs on `session` with its current thread count; its context is
 // overwritten. Throws kiln::Error for options that make no sense.
-PrefixBenchResult run_prefix_bench(Model& model, const PrefixBenchOptions& options = {});
+PrefixBenchResult run_prefix_bench(Session& session, const PrefixBenchOptions& options = {});
 
 }  // namespace kiln

@@ -1,5 +1,5 @@
 // Where the time of a generated token goes: its kernel calls, each timed
-// where the forward pass makes it (Model::time_kernels), and the rest, which
+// where the forward pass makes it (Sequence::time_kernels), and the rest, which
 // kiln-bench reports as the per-token overhead: the measured time per token
 // minus its kernels.
 #pragma once
@@ -14,10 +14,10 @@ struct TokenProfile {
   int runs = 0;         // timed runs it is the median of
 };
 
-// Times a one-token forward pass at position pos, on the model's current
+// Times a one-token forward pass at position pos, on the sequence's current
 // threads, a few times (as a generation step would run it, so its results
 // are the same), and keeps the run with the median total. The KV cache must
 // hold positions [0, pos). Costs a few tokens' time.
-TokenProfile profile_token(Model& m, int pos);
+TokenProfile profile_token(Sequence& seq, int pos);
 
 }  // namespace kiln

@@ -50,7 +50,10 @@ Tokens greedy(kiln::Session& session, const Tokens& prompt, int n, kiln::Generat
   params.temperature = 0;
   kiln::Sampler sampler(params, model().n_vocab());
   Tokens out;
-  const auto s = kiln::generate(session, prompt, n, sampler, [&](int32_t t) { out.push_back(t); });
+  const auto s = kiln::generate(session, prompt, n, sampler, [&](int32_t t) {
+    out.push_back(t);
+    return true;
+  });
   if (stats) *stats = s;
   return out;
 }

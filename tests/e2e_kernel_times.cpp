@@ -1,4 +1,4 @@
-// Model::time_kernels, the forward pass instantiated with the Timed step
+// Sequence::time_kernels, the forward pass instantiated with the Timed step
 // policy, on two models kiln-synth writes (llama with Q8_0/Q4_0/K-quant
 // weights, qwen2 with biases): it computes what forward() computes, times
 // every kind of kernel, and kiln-bench reports it with the memory check.
@@ -37,11 +37,11 @@ std::vector<int32_t> random_prompt(int n, int vocab) {
 }
 
 // The logits of every position of `ids`, one token per call, from time_kernels.
-std::vector<float> all_logits_timed(kiln::Model& model, const std::vector<int32_t>& ids) {
-  const size_t vocab = size_t(model.n_vocab());
+std::vector<float> all_logits_timed(kiln::Sequence& seq, const std::vector<int32_t>& ids) {
+  const size_t vocab = size_t(seq.model().n_vocab());
   std::vector<float> logits(ids.size() * vocab);
   for (size_t i = 0; i < ids.size(); ++i)
-    model.time_kernels(&ids[i], 1, int(i), kiln::Logits::Last, logits.data() + i * vocab);
+    seq.time_kernels(&ids[i], 1, int(i), kiln::Logits::Last, logits.data() + i * vocab);
   return logits;
 }
 
@@ -51,15 +51,16 @@ TEST_CASE("time_kernels gives forward's logits, bit for bit, on one thread and o
   for (const auto& f : kFixtures) {
     CAPTURE(std::string(f.name));
     auto model = f.load();
+    auto seq = model->new_sequence();
     const auto ids = random_prompt(12, model->n_vocab());
     for (int threads : {1, 2}) {
       CAPTURE(threads);
-      model->set_threads(threads, kiln::ThreadFit::Exact);
-      const auto untimed = kiln::test::all_logits(*model, ids, 1);
-      const auto timed = all_logits_timed(*model, ids);
+      seq->set_threads(threads, kiln::ThreadFit::Exact);
+      const auto untimed = kiln::test::all_logits(*seq, ids, 1);
+      const auto timed = all_logits_timed(*seq, ids);
       CHECK(std::memcmp(untimed.data(), timed.data(), untimed.size() * sizeof(float)) == 0);
       // And a pass after the timed ones computes what it did before them.
-      CHECK(std::memcmp(untimed.data(), kiln::test::all_logits(*model, ids, 1).data(),
+      CHECK(std::memcmp(untimed.data(), kiln::test::all_logits(*seq, ids, 1).data(),
                         untimed.size() * sizeof(float)) == 0);
     }
   }
@@ -69,14 +70,15 @@ TEST_CASE("time_kernels times every kind of kernel") {
   for (const auto& f : kFixtures) {
     CAPTURE(std::string(f.name));
     auto model = f.load();
+    auto seq = model->new_sequence();
     const auto ids = random_prompt(20, model->n_vocab());
     std::vector<float> logits(ids.size() * size_t(model->n_vocab()));
     for (int threads : {1, 2}) {
       CAPTURE(threads);
-      model->set_threads(threads, kiln::ThreadFit::Exact);
+      seq->set_threads(threads, kiln::ThreadFit::Exact);
       for (int n : {1, int(ids.size())}) {  // a generation step, and a batch with every position's logits
         CAPTURE(n);
-        const auto t = model->time_kernels(ids.data(), n, 0, n == 1 ? kiln::Logits::Last : kiln::Logits::All,
+        const auto t = seq->time_kernels(ids.data(), n, 0, n == 1 ? kiln::Logits::Last : kiln::Logits::All,
                                            logits.data());
         CHECK(std::isfinite(t.timing_cost));
         CHECK(t.timing_cost > 0);
@@ -96,11 +98,12 @@ TEST_CASE("time_kernels times every kind of kernel") {
 
 TEST_CASE("time_kernels refuses what forward refuses") {
   auto model = kFixtures[0].load();
+  auto seq = model->new_sequence();
   std::vector<float> logits(size_t(model->n_vocab()));
   const int32_t token = 1, bad_token = -1;
-  CHECK_THROWS_AS(model->time_kernels(&token, 1, model->n_ctx(), kiln::Logits::Last, logits.data()), kiln::Error);
-  CHECK_THROWS_AS(model->time_kernels(&bad_token, 1, 0, kiln::Logits::Last, logits.data()), kiln::Error);
-  CHECK_THROWS_AS(model->time_kernels(&token, 0, 0, kiln::Logits::Last, logits.data()), kiln::Error);
+  CHECK_THROWS_AS(seq->time_kernels(&token, 1, model->n_ctx(), kiln::Logits::Last, logits.data()), kiln::Error);
+  CHECK_THROWS_AS(seq->time_kernels(&bad_token, 1, 0, kiln::Logits::Last, logits.data()), kiln::Error);
+  CHECK_THROWS_AS(seq->time_kernels(&token, 0, 0, kiln::Logits::Last, logits.data()), kiln::Error);
 }
 
 TEST_CASE("kiln-bench reports the kernel time, the overhead and the memory check") {

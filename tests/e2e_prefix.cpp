@@ -72,7 +72,10 @@ Tokens greedy(Session& session, const Tokens& prompt, int n) {
   params.temperature = 0;
   kiln::Sampler sampler(params, model().n_vocab());
   Tokens out;
-  kiln::generate(session, prompt, n, sampler, [&](int32_t t) { out.push_back(t); });
+  kiln::generate(session, prompt, n, sampler, [&](int32_t t) {
+    out.push_back(t);
+    return true;
+  });
   return out;
 }
 
@@ -376,7 +379,8 @@ TEST_CASE("the prefix benchmark measures every row") {
   kiln::PrefixBenchOptions options;
   options.prompt_tokens = 130;
   options.runs = 1;
-  const kiln::PrefixBenchResult r = kiln::run_prefix_bench(model(), options);
+  kiln::Session session(model());
+  const kiln::PrefixBenchResult r = kiln::run_prefix_bench(session, options);
   CHECK(r.prompt_tokens == 130);
   REQUIRE(r.rows.size() == 3);
   CHECK(r.rows[1].cached_tokens == 117);

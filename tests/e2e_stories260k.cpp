@@ -26,6 +26,12 @@ kiln::Model& model() {
   return *m;
 }
 
+// A sequence of the model for the tests that call forward themselves.
+kiln::Sequence& sequence() {
+  static std::unique_ptr<kiln::Sequence> s = model().new_sequence();
+  return *s;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   REQUIRE_MESSAGE(in, "cannot read " << path);
@@ -81,7 +87,7 @@ std::vector<ReferenceRun> reference_runs() {
 }
 
 std::vector<float> all_logits(const std::vector<int32_t>& ids, int chunk) {
-  return kiln::test::all_logits(model(), ids, chunk);
+  return kiln::test::all_logits(sequence(), ids, chunk);
 }
 
 int argmax(const float* v, int n) { return static_cast<int>(std::max_element(v, v + n) - v); }
@@ -130,7 +136,10 @@ TEST_CASE("stories260K: greedy generation reproduces llama2.c's token ids") {
     kiln::Sampler sampler(greedy, model().n_vocab());
     std::vector<int32_t> ids = run.prompt_ids;
     kiln::generate(session, run.prompt_ids, int(run.ids.size() - run.prompt_ids.size()), sampler,
-                   [&](int32_t t) { ids.push_back(t); });
+                   [&](int32_t t) {
+      ids.push_back(t);
+      return true;
+    });
     CHECK(ids == run.ids);
   }
 }
@@ -150,10 +159,10 @@ TEST_CASE("stories260K: the binary prints llama2.c's text byte for byte") {
 
 TEST_CASE("stories260K: batched ingestion is bit-identical to token by token, whatever the threads") {
   const std::vector<int32_t> ids = reference_runs().at(2).ids;  // 201 tokens
-  model().set_threads(1);
+  sequence().set_threads(1);
   const std::vector<float> one_by_one = all_logits(ids, 1);
   for (int threads : {1, 2, 3}) {
-    model().set_threads(threads, kiln::ThreadFit::Exact);
+    sequence().set_threads(threads, kiln::ThreadFit::Exact);
     for (int chunk : {7, 64, 32 * 1024}) {
       CAPTURE(threads);
       CAPTURE(chunk);
@@ -161,22 +170,22 @@ TEST_CASE("stories260K: batched ingestion is bit-identical to token by token, wh
       CHECK(std::memcmp(batched.data(), one_by_one.data(), batched.size() * sizeof(float)) == 0);
     }
   }
-  model().set_threads(1);
+  sequence().set_threads(1);
 }
 
 TEST_CASE("stories260K: a token too small for a team runs on one thread, a long prompt on two") {
   // 0.09 MFLOP of matrix arithmetic per token and layer (64 wide, 172 ff).
-  model().set_threads(2);
-  CHECK(model().threads_for(1) == 1);
-  CHECK(model().threads_for(22) == 1);
-  CHECK(model().threads_for(23) == 2);
-  CHECK(model().threads_for(64) == 2);
-  model().set_threads(3);
-  CHECK(model().threads_for(64) == 3);
-  model().set_threads(2, kiln::ThreadFit::Exact);
-  CHECK(model().threads_for(1) == 2);
-  model().set_threads(1);
-  CHECK(model().threads_for(64) == 1);
+  sequence().set_threads(2);
+  CHECK(sequence().threads_for(1) == 1);
+  CHECK(sequence().threads_for(22) == 1);
+  CHECK(sequence().threads_for(23) == 2);
+  CHECK(sequence().threads_for(64) == 2);
+  sequence().set_threads(3);
+  CHECK(sequence().threads_for(64) == 3);
+  sequence().set_threads(2, kiln::ThreadFit::Exact);
+  CHECK(sequence().threads_for(1) == 2);
+  sequence().set_threads(1);
+  CHECK(sequence().threads_for(64) == 1);
 }
 
 TEST_CASE("stories260K: agrees with the reference forward pass on prompts nobody listed") {
@@ -190,7 +199,10 @@ TEST_CASE("stories260K: agrees with the reference forward pass on prompts nobody
     kiln::Sampler sampler(greedy, model().n_vocab());
     std::vector<int32_t> ids = model().tokenizer().encode(prompt, true);
     const size_t n_prompt = ids.size();
-    kiln::generate(session, ids, 120, sampler, [&](int32_t t) { ids.push_back(t); });
+    kiln::generate(session, ids, 120, sampler, [&](int32_t t) {
+      ids.push_back(t);
+      return true;
+    });
     // Teacher-forced: the reference sees the same tokens and must agree at every step.
     const std::vector<float> logits = all_logits(ids, 64);
     ref.reset();

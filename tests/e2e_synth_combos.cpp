@@ -44,10 +44,11 @@ TEST_CASE("synthetic combinations agree with the reference forward pass") {
   for (const auto& f : kFixtures) {
     CAPTURE(std::string(f.name));
     auto model = f.load();
+    auto seq = model->new_sequence();
     const auto file = kiln::GgufFile::open(f.gguf);
     for (unsigned seed : {1u, 2u}) {
       const auto ids = random_prompt(40, model->n_vocab(), seed);
-      kiln::test::check_against_reference(*model, file, ids);
+      kiln::test::check_against_reference(*seq, file, ids);
     }
   }
 }
@@ -56,12 +57,13 @@ TEST_CASE("synthetic combinations: batched ingestion is bit-identical to token b
   for (const auto& f : kFixtures) {
     CAPTURE(std::string(f.name));
     auto model = f.load();
+    auto seq = model->new_sequence();
     const auto ids = random_prompt(100, model->n_vocab(), 3);
-    model->set_threads(1);
-    const auto one_by_one = kiln::test::all_logits(*model, ids, 1);
+    seq->set_threads(1);
+    const auto one_by_one = kiln::test::all_logits(*seq, ids, 1);
     for (int threads : {2, 3}) {
-      model->set_threads(threads, kiln::ThreadFit::Exact);
-      const auto batched = kiln::test::all_logits(*model, ids, model->max_batch());
+      seq->set_threads(threads, kiln::ThreadFit::Exact);
+      const auto batched = kiln::test::all_logits(*seq, ids, model->max_batch());
       CHECK(std::memcmp(batched.data(), one_by_one.data(), batched.size() * sizeof(float)) == 0);
     }
   }
@@ -69,16 +71,17 @@ TEST_CASE("synthetic combinations: batched ingestion is bit-identical to token b
 
 TEST_CASE("a prompt longer than a token chunk, in one batch of the default 512: linear RoPE, Q8_0 and Q4_0") {
   auto model = kiln::models::kiln_test_linear_rope::load();
+  auto seq = model->new_sequence();
   REQUIRE(model->max_batch() == 512);
   REQUIRE(model->kv_layout().type == "f16");
   const auto file = kiln::GgufFile::open(kiln::models::kiln_test_linear_rope::kDefaultGguf);
   // The largest token chunk (kernels/matmul.hpp, token_chunk) of its 256-wide
   // Q8_0 and Q4_0 rows is about 400 tokens: 450 take two chunks in every matmul.
   const auto ids = random_prompt(450, model->n_vocab(), 4);
-  kiln::test::check_against_reference(*model, file, ids);
-  model->set_threads(1);
-  const auto one_by_one = kiln::test::all_logits(*model, ids, 1);
-  model->set_threads(2);
-  const auto batched = kiln::test::all_logits(*model, ids, 512);
+  kiln::test::check_against_reference(*seq, file, ids);
+  seq->set_threads(1);
+  const auto one_by_one = kiln::test::all_logits(*seq, ids, 1);
+  seq->set_threads(2);
+  const auto batched = kiln::test::all_logits(*seq, ids, 512);
   CHECK(std::memcmp(batched.data(), one_by_one.data(), batched.size() * sizeof(float)) == 0);
 }

@@ -9,19 +9,20 @@
 
 namespace kiln::test {
 
-std::vector<float> all_logits(Model& model, const std::vector<int32_t>& ids, int chunk) {
-  const size_t vocab = size_t(model.n_vocab());
+std::vector<float> all_logits(Sequence& seq, const std::vector<int32_t>& ids, int chunk) {
+  const size_t vocab = size_t(seq.model().n_vocab());
   std::vector<float> out(ids.size() * vocab);
   for (size_t pos = 0; pos < ids.size(); pos += size_t(chunk)) {
     const int n = static_cast<int>(std::min(ids.size() - pos, size_t(chunk)));
-    model.forward(ids.data() + pos, n, static_cast<int>(pos), Logits::All, out.data() + pos * vocab);
+    seq.forward(ids.data() + pos, n, static_cast<int>(pos), Logits::All, out.data() + pos * vocab);
   }
   return out;
 }
 
-ReferenceAgreement compare_with_reference(Model& model, const GgufFile& file, const std::vector<int32_t>& ids) {
+ReferenceAgreement compare_with_reference(Sequence& seq, const GgufFile& file, const std::vector<int32_t>& ids) {
+  const Model& model = seq.model();
   ReferenceModel ref(file, model.kv_layout().type == "f16");
-  const std::vector<float> got = all_logits(model, ids, model.max_batch());
+  const std::vector<float> got = all_logits(seq, ids, model.max_batch());
   const size_t vocab = size_t(model.n_vocab());
   ReferenceAgreement a;
   a.positions = ids.size();
@@ -41,8 +42,8 @@ bool rounds_activations(const GgufTensor& t) { return t.ggml_type == 8 || t.ggml
 
 }  // namespace
 
-void check_against_reference(Model& model, const GgufFile& file, const std::vector<int32_t>& ids) {
-  const ReferenceAgreement a = compare_with_reference(model, file, ids);
+void check_against_reference(Sequence& seq, const GgufFile& file, const std::vector<int32_t>& ids) {
+  const ReferenceAgreement a = compare_with_reference(seq, file, ids);
   INFO("max |d| vs the reference forward pass " << a.worst << "; " << a.close << " of " << a.positions
                                                 << " positions within 2e-3");
   REQUIRE(a.positions == ids.size());

@@ -11,7 +11,7 @@
 namespace kiln::test {
 
 // Logits of every position of `ids` from position 0, `chunk` tokens per forward call.
-std::vector<float> all_logits(Model& model, const std::vector<int32_t>& ids, int chunk);
+std::vector<float> all_logits(Sequence& seq, const std::vector<int32_t>& ids, int chunk);
 
 struct ReferenceAgreement {
   float worst = 0;       // largest |logit difference| over all positions
@@ -19,15 +19,15 @@ struct ReferenceAgreement {
   size_t positions = 0;
 };
 
-// Runs `ids` through `model` in one batch and through the reference (which
+// Runs `ids` through `seq` in one batch and through the reference (which
 // rounds K/V to F16 when the model's cache is F16).
-ReferenceAgreement compare_with_reference(Model& model, const GgufFile& file, const std::vector<int32_t>& ids);
+ReferenceAgreement compare_with_reference(Sequence& seq, const GgufFile& file, const std::vector<int32_t>& ids);
 
 // compare_with_reference, then doctest checks, by where the model rounds
 // activations to 8 bits (before Q8_0/Q4_0 matrices): nowhere, every logit
 // within 2e-3; only at the output, 90 % of the positions within 2e-3 and all
 // within 0.05; inside the layers (the rounding reaches the KV cache), half the
 // positions within 2e-3 and all within 0.75 (see the comments inside).
-void check_against_reference(Model& model, const GgufFile& file, const std::vector<int32_t>& ids);
+void check_against_reference(Sequence& seq, const GgufFile& file, const std::vector<int32_t>& ids);
 
 }  // namespace kiln::test

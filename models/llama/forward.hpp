@@ -53,7 +53,8 @@ struct Weights {
 };
 
 // Everything a forward pass writes, at sizes fixed by the configuration:
-// the activations of one batch and the KV cache. Allocated once per model.
+// the activations of one batch and the KV cache. Allocated once per sequence
+// (CompiledSequence), so sequences on one model share nothing they write.
 template <class C>
 struct State {
   static constexpr int q_dim = C::n_head * C::head_dim;

@@ -17,7 +17,10 @@ std::vector<int32_t> greedy(kiln::Session& session, const std::vector<int32_t>& 
   params.temperature = 0;
   kiln::Sampler sampler(params, session.model().n_vocab());
   std::vector<int32_t> out;
-  kiln::generate(session, prompt, n_predict, sampler, [&](int32_t token) { out.push_back(token); });
+  kiln::generate(session, prompt, n_predict, sampler, [&](int32_t token) {
+    out.push_back(token);
+    return true;
+  });
   return out;
 }
 
