@@ -23,7 +23,7 @@ if(KILN_ARCH STREQUAL "native" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
 endif()
 target_compile_options(kiln_arch INTERFACE "$<INSTALL_INTERFACE:${kiln_installed_arch_flags}>")
 
-install(TARGETS kiln_arch kiln_kernels kiln_engine kiln_chat kiln_models kiln_cli kiln_bench kiln-codegen kiln-synth
+install(TARGETS kiln_arch kiln_kernels kiln_engine kiln_chat kiln_models kiln_capi kiln_cli kiln_bench kiln-codegen kiln-synth
         kiln-chat-template
         EXPORT kilnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -32,8 +32,8 @@ install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${kiln_cmake_dir})
 
 # The header trees the generated model code and its users include, whole
 # (new folders under them are installed without a change here).
-install(DIRECTORY engine kernels models examples DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln
-        FILES_MATCHING PATTERN "*.hpp")
+install(DIRECTORY engine kernels models examples capi DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
 
 configure_package_config_file(cmake/kilnConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/kilnConfig.cmake
                               INSTALL_DESTINATION ${kiln_cmake_dir})
@@ -41,5 +41,5 @@ configure_package_config_file(cmake/kilnConfig.cmake.in ${CMAKE_CURRENT_BINARY_D
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/kilnConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/kilnConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/kilnConfigVersion.cmake
-              models/kiln_add_model.cmake
+              models/kiln_add_model.cmake models/kiln_capi.map
         DESTINATION ${kiln_cmake_dir})

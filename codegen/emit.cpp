@@ -205,6 +205,9 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
   };
   out.main = program("examples/cli.hpp", "cli_main");
   out.bench = program("examples/bench.hpp", "bench_main");
+  out.capi = banner + "#include \"" + opt.name + ".hpp\"\n#include \"capi/compiled_model.hpp\"\n\n" +
+             "std::unique_ptr<kiln::Model> kiln::capi::load_compiled_model(const std::string& gguf_path) {\n" +
+             "  return " + ns + "::load(gguf_path.empty() ? std::string(" + ns + "::kDefaultGguf) : gguf_path);\n}\n";
   return out;
 }
 

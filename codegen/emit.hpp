@@ -24,6 +24,7 @@ struct GeneratedSources {
   std::string timed;    // <name>.timed.cpp: the forward pass instantiated with its kernels timed
   std::string main;     // <name>.main.cpp: the command-line program
   std::string bench;    // <name>.bench.cpp: the benchmark program
+  std::string capi;     // <name>.capi.cpp: binds the C API (capi/kiln.h) of lib<name>.so to load()
 };
 
 GeneratedSources emit_model(const ModelDesc& desc, const BuildOptions& opt);

@@ -56,6 +56,10 @@ Sampler::Sampler(const SamplerParams& p, int n_vocab) : params_(p), n_vocab_(n_v
   candidates_.resize(n_vocab);
   weights_.resize(n_vocab);
   penalized_.assign(n_vocab, 0);
+  // So that accept() does not allocate while the window fills (a window wider
+  // than any context would never fill, so the reservation stops somewhere).
+  constexpr int kMaxReservedWindow = 1 << 16;
+  recent_.reserve(static_cast<size_t>(std::min(p.repeat_last_n, kMaxReservedWindow)));
 }
 
 int32_t Sampler::sample(const float* logits) {

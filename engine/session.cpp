@@ -104,17 +104,18 @@ GenerationStats generate(Session& session, std::span<const int32_t> prompt, int 
     }
     sampler.accept(token);
     if (model.tokenizer().is_end_of_generation(token)) break;
+    const bool go_on = on_token(token);
     ++stats.generated_tokens;
-    if (!on_token(token)) {
-      stats.stopped = true;
-      break;
-    }
     if (session.n_past() >= model.n_ctx()) {
       stats.context_full = true;
       break;
     }
     const int32_t one[] = {token};
     logits = session.ingest(one);
+    if (!go_on) {
+      stats.stopped = true;
+      break;
+    }
   }
   if (stats.generated_tokens > 0) stats.generate_ms = ms_since(first_token_time);
   return stats;

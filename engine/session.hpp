@@ -42,6 +42,9 @@ class Session {
   // kiln::Error, with the context unchanged, if the prompt is empty or longer
   // than the context.
   std::span<const float> ingest_prompt(std::span<const int32_t> prompt);
+  // The logits of the last token ingested (n_vocab floats, valid until the
+  // next call; meaningless before the first ingest).
+  std::span<const float> logits() const { return logits_; }
   // How many positions the last ingest_prompt kept instead of computing.
   int last_reused() const { return last_reused_; }
 
@@ -96,8 +99,8 @@ using TokenCallback = std::function<bool(int32_t)>;
 // Makes `prompt` the session's context (Session::ingest_prompt: a prefix the
 // cache already holds is not computed again), then samples up to n_predict
 // tokens (n_predict < 0: until end of generation or a full context), calling
-// on_token for each until it returns false. A prompt longer than the context
-// is a kiln::Error; nothing is truncated.
+// on_token for each and ingesting it, until on_token returns false. A prompt
+// longer than the context is a kiln::Error; nothing is truncated.
 GenerationStats generate(Session& session, std::span<const int32_t> prompt, int n_predict, Sampler& sampler,
                          const TokenCallback& on_token);
 

@@ -4,6 +4,8 @@
 #   <name>_model  a static library (include "<name>.hpp", call kiln::models::<name>::load())
 #   <name>        its command-line program (in <build>/bin)
 #   <name>-bench  its benchmark program (in <build>/bin)
+#   <name>_shared lib<name>.so (in <build>/lib): the model behind the C API of
+#                 capi/kiln.h, exporting exactly that API (kiln_* functions)
 # Codegen runs at build time and again whenever the GGUF or kiln-codegen changes.
 # The generated code is compiled with the instruction set of kiln's libraries
 # (kiln::arch); the calling project's own targets are left as they are.
@@ -12,6 +14,10 @@
 # BATCH the most tokens one forward call ingests (default 512, at most CTX);
 # KV the element type of the KV cache (default f16, as llama.cpp; f32 doubles
 # the cache's memory, for comparisons with F32-attention references).
+# The version script of every lib<name>.so (next to this file, in the source
+# tree as in an install).
+set(KILN_CAPI_EXPORTS "${CMAKE_CURRENT_LIST_DIR}/kiln_capi.map")
+
 function(kiln_add_model name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GGUF;CTX;BATCH;KV" "")
   if(NOT ARG_GGUF)
@@ -31,7 +37,7 @@ function(kiln_add_model name)
   set(out "${CMAKE_BINARY_DIR}/models/${name}")
   add_custom_command(
     OUTPUT "${out}/${name}.hpp" "${out}/${name}.forward.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.timed.cpp"
-           "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp"
+           "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp" "${out}/${name}.capi.cpp"
     COMMAND kiln::codegen "${gguf}" --name "${name}" --out-dir "${out}" --ctx ${ARG_CTX} --batch ${ARG_BATCH} --kv ${ARG_KV}
     DEPENDS kiln::codegen "${gguf}"
     COMMENT "kiln: generating model ${name} from ${gguf}"
@@ -41,12 +47,24 @@ function(kiln_add_model name)
               "${out}/${name}.forward.hpp")
   target_include_directories(${name}_model PUBLIC "${out}")
   target_link_libraries(${name}_model PUBLIC kiln::models PRIVATE kiln::arch)
+  set_target_properties(${name}_model PROPERTIES POSITION_INDEPENDENT_CODE ON)  # also in lib<name>.so
 
   add_executable(${name} "${out}/${name}.main.cpp")
   target_link_libraries(${name} PRIVATE ${name}_model kiln::cli kiln::arch)
   add_executable(${name}-bench "${out}/${name}.bench.cpp")
   target_link_libraries(${name}-bench PRIVATE ${name}_model kiln::bench kiln::arch)
   set_target_properties(${name} ${name}-bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+
+  # lib<name>.so: the C API's code whole (nothing in the model calls it), the
+  # model, and a version script that keeps every other symbol local (the
+  # engine's, and the C++ library's template instances, which default
+  # visibility would export). Its users see only kiln.h (kiln::capi's folder).
+  add_library(${name}_shared SHARED "${out}/${name}.capi.cpp")
+  target_link_libraries(${name}_shared PRIVATE ${name}_model "$<LINK_LIBRARY:WHOLE_ARCHIVE,kiln::capi>" kiln::arch)
+  target_include_directories(${name}_shared INTERFACE $<TARGET_PROPERTY:kiln::capi,INTERFACE_INCLUDE_DIRECTORIES>)
+  target_link_options(${name}_shared PRIVATE "LINKER:--version-script=${KILN_CAPI_EXPORTS}" "LINKER:--no-undefined")
+  set_target_properties(${name}_shared PROPERTIES OUTPUT_NAME ${name} LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib"
+                        CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON LINK_DEPENDS "${KILN_CAPI_EXPORTS}")
   kiln_warn_if_unoptimized()
 endfunction()
 

@@ -1,0 +1,175 @@
+// The C API (capi/kiln.h) of lib<name>.so, built for stories260K: its
+// examples in C (examples/c) and Python (examples/python, ctypes) print the
+// command-line program's greedy text byte for byte, and every function
+// reports bad input through its return value and kiln_last_error().
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kiln.h"
+#include "tests/fixtures.hpp"
+#include "tests/run_process.hpp"
+#include "tests/temp_folder.hpp"
+
+namespace {
+
+using Tokens = std::vector<int32_t>;
+
+const char* const kPrompts[] = {"Once upon a time", "Lily and Tom", "The sun was hot. <s> A bird"};
+
+struct Handles {
+  kiln_model* model = kiln_model_load(nullptr);
+  kiln_session* session = nullptr;
+  Handles() {
+    REQUIRE_MESSAGE(model, kiln_last_error());
+    kiln_sampling greedy = kiln_sampling_default();
+    greedy.temperature = 0;
+    session = kiln_session_new(model, &greedy, 1);
+    REQUIRE_MESSAGE(session, kiln_last_error());
+  }
+  ~Handles() {
+    kiln_session_free(session);
+    kiln_model_free(model);
+  }
+  Handles(const Handles&) = delete;
+  Handles& operator=(const Handles&) = delete;
+};
+
+Tokens tokenize(kiln_model* model, const std::string& text) {
+  const int32_t n = kiln_tokenize(model, text.data(), text.size(), 1, 1, nullptr, 0);
+  REQUIRE(n > 0);
+  Tokens ids(static_cast<size_t>(n));
+  REQUIRE(kiln_tokenize(model, text.data(), text.size(), 1, 1, ids.data(), n) == n);
+  return ids;
+}
+
+std::string last_error() { return kiln_last_error(); }
+
+// The Python example's command. In a sanitizer build the library needs its
+// runtime loaded first, which the (uninstrumented) interpreter does not do.
+std::vector<std::string> python_example(const char* prompt) {
+  std::vector<std::string> argv = {PYTHON, PY_EXAMPLE, SHARED_LIBRARY, "-p", prompt, "-n", "60"};
+  if (const char* preload = std::getenv("KILN_PYTHON_PRELOAD"))
+    argv.insert(argv.begin(), {"/usr/bin/env", std::string("LD_PRELOAD=") + preload, "ASAN_OPTIONS=detect_leaks=0"});
+  return argv;
+}
+
+int keep_token(void* user_data, int32_t token, const char*, size_t) {
+  static_cast<Tokens*>(user_data)->push_back(token);
+  return 1;
+}
+
+}  // namespace
+
+TEST_CASE("the C and Python examples print the command-line program's greedy text" * kiln::test::needs_fixtures) {
+  for (const char* prompt : kPrompts) {
+    CAPTURE(prompt);
+    const auto cli = kiln::test::run_process({STORIES_BIN, "-p", prompt, "-n", "60", "--temp", "0", "-t", "1"});
+    REQUIRE(cli.exit_code == 0);
+    const auto c = kiln::test::run_process({C_EXAMPLE, "-p", prompt, "-n", "60"});
+    CHECK(c.exit_code == 0);
+    CHECK(c.out == cli.out);
+    const auto py = kiln::test::run_process(python_example(prompt));
+    CHECK_MESSAGE(py.exit_code == 0, py.err);
+    CHECK(py.out == cli.out);
+  }
+  const auto missing = kiln::test::run_process({C_EXAMPLE, "-m", "/nonexistent.gguf", "-p", "x"});
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("/nonexistent.gguf") != std::string::npos);
+}
+
+TEST_CASE("generation through the C API stops when the callback says so, and feeding and sampling match it") {
+  Handles h;
+  const Tokens prompt = tokenize(h.model, kPrompts[0]);
+  Tokens all;
+  REQUIRE(kiln_generate(h.session, prompt.data(), int32_t(prompt.size()), 30, keep_token, &all) == 30);
+  CHECK(kiln_session_n_past(h.session) == int32_t(prompt.size() + 30));
+
+  struct Stop {
+    Tokens seen;
+  } stop;
+  auto stop_after_5 = [](void* user_data, int32_t token, const char*, size_t) {
+    auto* s = static_cast<Stop*>(user_data);
+    s->seen.push_back(token);
+    return s->seen.size() < 5 ? 1 : 0;
+  };
+  REQUIRE(kiln_session_reset(h.session) == 0);
+  CHECK(kiln_generate(h.session, prompt.data(), int32_t(prompt.size()), 30, stop_after_5, &stop) == 5);
+  CHECK(stop.seen == Tokens(all.begin(), all.begin() + 5));
+
+  // The same by hand: feed, sample, feed.
+  REQUIRE(kiln_session_reset(h.session) == 0);
+  CHECK(kiln_logits(h.session) == nullptr);
+  REQUIRE(kiln_feed(h.session, prompt.data(), int32_t(prompt.size())) == 0);
+  REQUIRE(kiln_logits(h.session) != nullptr);
+  Tokens by_hand;
+  for (int i = 0; i < 30; ++i) {
+    const int32_t t = kiln_sample(h.session);
+    REQUIRE(t >= 0);
+    by_hand.push_back(t);
+    REQUIRE(kiln_feed(h.session, &t, 1) == 0);
+  }
+  CHECK(by_hand == all);
+}
+
+TEST_CASE("a session's state saved through the C API continues in another session") {
+  const kiln::test::TempFolder dir("capi");
+  const std::string path = dir.file("s.state");
+  Handles a, b;
+  const Tokens prompt = tokenize(a.model, kPrompts[1]);
+  Tokens want, got;
+  REQUIRE(kiln_generate(a.session, prompt.data(), int32_t(prompt.size()), 20, keep_token, &want) == 20);
+  REQUIRE(kiln_session_reset(a.session) == 0);
+  REQUIRE(kiln_feed(a.session, prompt.data(), int32_t(prompt.size())) == 0);
+  REQUIRE(kiln_session_save(a.session, path.c_str()) == 0);
+  REQUIRE(kiln_session_load(b.session, path.c_str()) == 0);
+  CHECK(kiln_session_n_past(b.session) == int32_t(prompt.size()));
+  REQUIRE(kiln_generate(b.session, prompt.data(), int32_t(prompt.size()), 20, keep_token, &got) == 20);
+  CHECK(got == want);
+  CHECK(kiln_session_load(b.session, dir.file("missing").c_str()) == -1);
+  CHECK(last_error().find("missing") != std::string::npos);
+}
+
+TEST_CASE("the C API reports bad input through return values and kiln_last_error") {
+  CHECK(kiln_model_load("/nonexistent.gguf") == nullptr);
+  CHECK(last_error().find("/nonexistent.gguf") != std::string::npos);
+  CHECK(kiln_model_n_vocab(nullptr) == -1);
+  CHECK(last_error() == "kiln_model_n_vocab: model is NULL");
+  CHECK(kiln_session_new(nullptr, nullptr, 1) == nullptr);
+
+  Handles h;
+  CHECK(kiln_model_n_vocab(h.model) == 512);
+  CHECK(kiln_token_is_eog(h.model, 2) == 1);
+  CHECK(kiln_token_is_eog(h.model, 100) == 0);
+  CHECK(kiln_token_is_eog(h.model, 512) == -1);
+  const int32_t bad[] = {1, 9999};
+  CHECK(kiln_feed(h.session, bad, 2) == -1);
+  CHECK(last_error().find("9999") != std::string::npos);
+  CHECK(kiln_feed(h.session, bad, -1) == -1);
+  CHECK(kiln_feed(h.session, nullptr, 0) == -1);
+  CHECK(kiln_sample(h.session) == -1);
+  CHECK(last_error().find("feed tokens first") != std::string::npos);
+  CHECK(kiln_detokenize(h.model, bad, 2, nullptr, 0) == -1);
+
+  // A buffer too small gets nothing written; the size needed comes back.
+  const Tokens ids = tokenize(h.model, kPrompts[0]);
+  int32_t small[2] = {-7, -7};
+  CHECK(kiln_tokenize(h.model, kPrompts[0], std::strlen(kPrompts[0]), 1, 1, small, 2) == int32_t(ids.size()));
+  CHECK(small[0] == -7);
+  char text[8] = "xxxxxxx";
+  const int64_t length = kiln_detokenize(h.model, ids.data(), int32_t(ids.size()), text, sizeof text);
+  CHECK(length == int64_t(std::strlen(kPrompts[0])));
+  CHECK(text[0] == 'x');
+  std::string full(size_t(length) + 1, '\0');
+  CHECK(kiln_detokenize(h.model, ids.data(), int32_t(ids.size()), full.data(), full.size()) == length);
+  CHECK(full.c_str() == std::string(kPrompts[0]));
+
+  // A prompt longer than the context.
+  const Tokens too_long(size_t(kiln_model_n_ctx(h.model)) + 1, 100);
+  CHECK(kiln_generate(h.session, too_long.data(), int32_t(too_long.size()), 1, nullptr, nullptr) == -1);
+  CHECK(last_error().find("context") != std::string::npos);
+  CHECK(kiln_session_set_threads(h.session, 2) == 2);
+}

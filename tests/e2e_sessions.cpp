@@ -1,0 +1,181 @@
+// Many sessions on one loaded model (stories260K): each has its own KV cache,
+// position and threads, so sessions driven at the same time from several
+// std::threads, each with its own OpenMP team, produce exactly what each
+// produces alone; sessions interleaved on one thread do not see each other;
+// a state saved from one session continues in another; and a generation
+// step allocates nothing.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/session.hpp"
+#include "kiln_test_stories260K.hpp"
+#include "tests/temp_folder.hpp"
+
+namespace {
+
+// Every operator new of this program is counted, to check that generation
+// steps allocate nothing.
+std::atomic<long> g_allocations{0};
+
+}  // namespace
+
+void* operator new(std::size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace {
+
+using Tokens = std::vector<int32_t>;
+
+const kiln::Model& model() {
+  static std::unique_ptr<kiln::Model> m = kiln::models::kiln_test_stories260K::load();
+  return *m;
+}
+
+// What one session computes for a prompt: the greedy continuation and the
+// bits of every logit row it sampled from.
+struct Run {
+  Tokens tokens;
+  std::vector<float> logits;
+  bool operator==(const Run& o) const {
+    return tokens == o.tokens && logits.size() == o.logits.size() &&
+           std::memcmp(logits.data(), o.logits.data(), logits.size() * sizeof(float)) == 0;
+  }
+};
+
+// Ingests the prompt, then n greedy steps, in `session` (reset first).
+Run greedy(kiln::Session& session, const Tokens& prompt, int n) {
+  kiln::SamplerParams params;
+  params.temperature = 0;
+  kiln::Sampler sampler(params, model().n_vocab());
+  Run run;
+  session.reset();
+  std::span<const float> logits = session.ingest(prompt);
+  for (int i = 0; i < n; ++i) {
+    run.logits.insert(run.logits.end(), logits.begin(), logits.end());
+    const int32_t next[] = {sampler.sample(logits.data())};
+    run.tokens.push_back(next[0]);
+    logits = session.ingest(next);
+  }
+  return run;
+}
+
+struct Job {
+  std::string prompt;
+  int threads;  // the session's own team (ThreadFit::Exact, so a team really runs)
+};
+
+const std::vector<Job> kJobs = {{"Once upon a time", 1}, {"The cat and the dog were friends", 2}, {"Lily", 2}};
+constexpr int kSteps = 150;
+
+Tokens encode(const std::string& text) { return model().tokenizer().encode(text, true); }
+
+}  // namespace
+
+TEST_CASE("sessions on one model, run at the same time on their own threads, each produce their solo run") {
+  std::vector<Run> solo;
+  for (const Job& job : kJobs) {
+    kiln::Session session(model());
+    session.sequence().set_threads(job.threads, kiln::ThreadFit::Exact);
+    solo.push_back(greedy(session, encode(job.prompt), kSteps));
+  }
+  std::vector<std::unique_ptr<kiln::Session>> sessions;
+  for (const Job& job : kJobs) {
+    sessions.push_back(std::make_unique<kiln::Session>(model()));
+    sessions.back()->sequence().set_threads(job.threads, kiln::ThreadFit::Exact);
+  }
+  for (int round = 0; round < 4; ++round) {
+    CAPTURE(round);
+    std::vector<Run> got(kJobs.size());
+    std::vector<std::thread> threads;
+    for (size_t j = 0; j < kJobs.size(); ++j)
+      threads.emplace_back([&, j] { got[j] = greedy(*sessions[j], encode(kJobs[j].prompt), kSteps); });
+    for (std::thread& t : threads) t.join();
+    for (size_t j = 0; j < kJobs.size(); ++j) {
+      CAPTURE(kJobs[j].prompt);
+      CHECK(got[j] == solo[j]);
+    }
+  }
+}
+
+TEST_CASE("sessions interleaved on one thread do not see each other's cache") {
+  const Tokens a = encode(kJobs[0].prompt), b = encode(kJobs[1].prompt);
+  kiln::Session solo_a(model());
+  const Run want = greedy(solo_a, a, 20);
+
+  kiln::Session sa(model()), sb(model());
+  kiln::SamplerParams params;
+  params.temperature = 0;
+  kiln::Sampler sampler(params, model().n_vocab());
+  Run got;
+  std::span<const float> la = sa.ingest(a);
+  for (int i = 0; i < 20; ++i) {
+    sb.ingest(i == 0 ? std::span<const int32_t>(b) : std::span<const int32_t>(b).first(1));  // b writes its own cache
+    got.logits.insert(got.logits.end(), la.begin(), la.end());
+    const int32_t next[] = {sampler.sample(la.data())};
+    got.tokens.push_back(next[0]);
+    la = sa.ingest(next);
+  }
+  CHECK(got == want);
+}
+
+TEST_CASE("a state saved from one session continues in another session of the same model") {
+  const kiln::test::TempFolder dir("sessions");
+  const std::string path = dir.file("a.state");
+  const Tokens prompt = encode(kJobs[1].prompt);
+  kiln::Session first(model());
+  first.ingest(prompt);
+  first.save_state(path);
+  const Run want = [&] {
+    kiln::Session s(model());
+    return greedy(s, prompt, 10);
+  }();
+
+  kiln::Session second(model());
+  second.load_state(path);
+  CHECK(second.tokens() == prompt);
+  // The state holds the cache, not the last logits: ingest_prompt computes the last token again.
+  kiln::SamplerParams params;
+  params.temperature = 0;
+  kiln::Sampler sampler(params, model().n_vocab());
+  Run got;
+  std::span<const float> logits = second.ingest_prompt(prompt);
+  CHECK(second.last_reused() == static_cast<int>(prompt.size()) - 1);
+  for (int i = 0; i < 10; ++i) {
+    got.logits.insert(got.logits.end(), logits.begin(), logits.end());
+    const int32_t next[] = {sampler.sample(logits.data())};
+    got.tokens.push_back(next[0]);
+    logits = second.ingest(next);
+  }
+  CHECK(got == want);
+}
+
+TEST_CASE("a generation step allocates nothing") {
+  kiln::Session session(model());
+  session.sequence().set_threads(2, kiln::ThreadFit::Exact);
+  kiln::SamplerParams params;  // the full chain: penalty, top-k, top-p, min-p, temperature
+  params.repeat_penalty = 1.1f;
+  params.seed = 7;
+  kiln::Sampler sampler(params, model().n_vocab());
+  std::span<const float> logits = session.ingest(encode(kJobs[0].prompt));
+  auto step = [&] {
+    const int32_t next[] = {sampler.sample(logits.data())};
+    sampler.accept(next[0]);
+    logits = session.ingest(next);
+  };
+  step();  // the first step may start the OpenMP team
+  const long before = g_allocations.load();
+  for (int i = 0; i < 50; ++i) step();
+  CHECK(g_allocations.load() == before);
+}
