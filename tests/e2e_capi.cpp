@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "kiln.h"
-#include "tests/fixtures.hpp"
 #include "tests/run_process.hpp"
 #include "tests/temp_folder.hpp"
 
@@ -64,7 +63,7 @@ int keep_token(void* user_data, int32_t token, const char*, size_t) {
 
 }  // namespace
 
-TEST_CASE("the C and Python examples print the command-line program's greedy text" * kiln::test::needs_fixtures) {
+TEST_CASE("the C and Python examples print the command-line program's greedy text") {
   for (const char* prompt : kPrompts) {
     CAPTURE(prompt);
     const auto cli = kiln::test::run_process({STORIES_BIN, "-p", prompt, "-n", "60", "--temp", "0", "-t", "1"});

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <string>
 #include <thread>
@@ -54,21 +55,28 @@ struct Run {
   }
 };
 
-// Ingests the prompt, then n greedy steps, in `session` (reset first).
-Run greedy(kiln::Session& session, const Tokens& prompt, int n) {
+// n greedy steps in `session`, from the logits of its last token; `between`
+// runs before each step.
+Run greedy_steps(kiln::Session& session, std::span<const float> logits, int n,
+                 const std::function<void(int)>& between = [](int) {}) {
   kiln::SamplerParams params;
   params.temperature = 0;
   kiln::Sampler sampler(params, model().n_vocab());
   Run run;
-  session.reset();
-  std::span<const float> logits = session.ingest(prompt);
   for (int i = 0; i < n; ++i) {
+    between(i);
     run.logits.insert(run.logits.end(), logits.begin(), logits.end());
     const int32_t next[] = {sampler.sample(logits.data())};
     run.tokens.push_back(next[0]);
     logits = session.ingest(next);
   }
   return run;
+}
+
+// Ingests the prompt, then n greedy steps, in `session` (reset first).
+Run greedy(kiln::Session& session, const Tokens& prompt, int n) {
+  session.reset();
+  return greedy_steps(session, session.ingest(prompt), n);
 }
 
 struct Job {
@@ -115,18 +123,9 @@ TEST_CASE("sessions interleaved on one thread do not see each other's cache") {
   const Run want = greedy(solo_a, a, 20);
 
   kiln::Session sa(model()), sb(model());
-  kiln::SamplerParams params;
-  params.temperature = 0;
-  kiln::Sampler sampler(params, model().n_vocab());
-  Run got;
-  std::span<const float> la = sa.ingest(a);
-  for (int i = 0; i < 20; ++i) {
+  const Run got = greedy_steps(sa, sa.ingest(a), 20, [&](int i) {
     sb.ingest(i == 0 ? std::span<const int32_t>(b) : std::span<const int32_t>(b).first(1));  // b writes its own cache
-    got.logits.insert(got.logits.end(), la.begin(), la.end());
-    const int32_t next[] = {sampler.sample(la.data())};
-    got.tokens.push_back(next[0]);
-    la = sa.ingest(next);
-  }
+  });
   CHECK(got == want);
 }
 
@@ -146,19 +145,9 @@ TEST_CASE("a state saved from one session continues in another session of the sa
   second.load_state(path);
   CHECK(second.tokens() == prompt);
   // The state holds the cache, not the last logits: ingest_prompt computes the last token again.
-  kiln::SamplerParams params;
-  params.temperature = 0;
-  kiln::Sampler sampler(params, model().n_vocab());
-  Run got;
-  std::span<const float> logits = second.ingest_prompt(prompt);
+  const std::span<const float> logits = second.ingest_prompt(prompt);
   CHECK(second.last_reused() == static_cast<int>(prompt.size()) - 1);
-  for (int i = 0; i < 10; ++i) {
-    got.logits.insert(got.logits.end(), logits.begin(), logits.end());
-    const int32_t next[] = {sampler.sample(logits.data())};
-    got.tokens.push_back(next[0]);
-    logits = second.ingest(next);
-  }
-  CHECK(got == want);
+  CHECK(greedy_steps(second, logits, 10) == want);
 }
 
 TEST_CASE("a generation step allocates nothing") {

@@ -1,30 +1,25 @@
 // A llama model compiled by codegen, as a kiln::Model: it maps the GGUF,
 // checks that the file is the model the code was generated for and binds the
-// weight pointers, which its sequences (CompiledSequence, each owning a
-// fixed-size State) then only read. `Forward::run` is the generated
-// straight-line forward pass, a template over how each kernel call is run
-// (models/kernel_step.hpp).
+// weight pointers, which its sequences (models/llama/compiled_sequence.hpp,
+// each owning a fixed-size State) then only read. `Forward::run` is the
+// generated straight-line forward pass, a template over how each kernel call
+// is run (models/kernel_step.hpp).
 #pragma once
 
 #include <algorithm>
 #include <cstring>
-#include <iterator>
 #include <memory>
 #include <string>
-
-#include <omp.h>
 
 #include "engine/gguf.hpp"
 #include "engine/model_fingerprint.hpp"
 #include "models/describe.hpp"
 #include "models/loaded_weights.hpp"
 #include "models/kernel_step.hpp"
+#include "models/llama/compiled_sequence.hpp"
 #include "models/llama/forward.hpp"
 
 namespace kiln::llama {
-
-template <class C, class Forward>
-class CompiledSequence;
 
 template <class C, class Forward>
 class CompiledModel final : public kiln::Model {
@@ -123,100 +118,6 @@ class CompiledModel final : public kiln::Model {
   uint64_t fingerprint_ = 0;
   Weights<C> weights_{};
   float rope_inv_freq_[C::n_rot / 2] = {};  // copied into each sequence's State
-};
-
-// One sequence on a CompiledModel: its own State (KV cache and activations)
-// and thread count; the weights are the model's, read only.
-template <class C, class Forward>
-class CompiledSequence final : public kiln::Sequence {
- public:
-  explicit CompiledSequence(const CompiledModel<C, Forward>& model)
-      : model_(model), state_(new State<C>) {  // default-initialized: cache pages are touched only when used
-    std::copy(std::begin(model.rope_inv_freq_), std::end(model.rope_inv_freq_), state_->rope_inv_freq);
-  }
-
-  const Model& model() const override { return model_; }
-
-  // At most the attention scratch's rows, and what OpenMP will start (OMP_THREAD_LIMIT).
-  void set_threads(int n, ThreadFit fit) override {
-    threads_ = std::clamp(n, 1, std::min(kMaxThreads, omp_get_thread_limit()));
-    fit_ = fit;
-  }
-  int threads() const override { return threads_; }
-
-  // ThreadFit::ByWork: a thread per kLayerFlopsPerThread of a layer's
-  // matrix arithmetic. A team's barriers (about six per layer) cost a few
-  // microseconds each, which a thread's share of under a megaflop does not
-  // win back; stories260K's 0.09 MFLOP per token and layer thus runs one
-  // token on one thread and a prompt of 23 tokens or more on two.
-  int threads_for(int n_tokens) const override {
-    if (fit_ == ThreadFit::Exact) return threads_;
-    constexpr int64_t kLayerFlopsPerThread = 1'000'000;
-    constexpr int64_t kLayerMacsPerToken = int64_t{C::n_embd} * (2 * State<C>::q_dim + 2 * State<C>::kv_dim) +
-                                           int64_t{3} * C::n_embd * C::n_ff;
-    const int64_t useful = 2 * kLayerMacsPerToken * n_tokens / kLayerFlopsPerThread;
-    return static_cast<int>(std::clamp<int64_t>(useful, 1, threads_));
-  }
-
-  void forward(const int32_t* tokens, int n, int pos, Logits which, float* logits) override {
-    check_forward(tokens, n, pos);
-    Forward::run(*state_, model_.weights_, tokens, n, pos, which, logits, threads_for(n), Untimed{});
-  }
-
-  KernelTimes time_kernels(const int32_t* tokens, int n, int pos, Logits which, float* logits) override {
-    check_forward(tokens, n, pos);
-    KernelTimes times;
-    const int threads = threads_for(n);
-    times.timing_cost = timing_cost_seconds(threads);
-    Forward::run(*state_, model_.weights_, tokens, n, pos, which, logits, threads, Timed(times));
-    for (int k = 0; k < kKernelKinds; ++k) times.seconds[k] -= times.calls[k] * times.timing_cost;
-    return times;
-  }
-
-  void read_kv(int first_pos, int n_pos, uint8_t* out) const override {
-    check_kv_range(first_pos, n_pos);
-    for (int p = first_pos; p < first_pos + n_pos; ++p)
-      for (int l = 0; l < C::n_layer; ++l) {
-        std::memcpy(out, state_->k_cache[l][p], kKvRowBytes);
-        std::memcpy(out + kKvRowBytes, state_->v_cache[l][p], kKvRowBytes);
-        out += 2 * kKvRowBytes;
-      }
-  }
-
-  void write_kv(int first_pos, int n_pos, const uint8_t* in) override {
-    check_kv_range(first_pos, n_pos);
-    for (int p = first_pos; p < first_pos + n_pos; ++p)
-      for (int l = 0; l < C::n_layer; ++l) {
-        std::memcpy(state_->k_cache[l][p], in, kKvRowBytes);
-        std::memcpy(state_->v_cache[l][p], in + kKvRowBytes, kKvRowBytes);
-        in += 2 * kKvRowBytes;
-      }
-  }
-
- private:
-  static constexpr size_t kKvRowBytes = sizeof(State<C>::k_cache[0][0]);
-
-  static void check_forward(const int32_t* tokens, int n, int pos) {
-    if (n < 1 || n > C::max_batch || pos < 0 || pos + n > C::n_ctx)
-      throw Error("forward: " + std::to_string(n) + " tokens at position " + std::to_string(pos) +
-                  " do not fit (batch " + std::to_string(C::max_batch) + ", context " + std::to_string(C::n_ctx) + ")");
-    for (int i = 0; i < n; ++i)
-      if (tokens[i] < 0 || tokens[i] >= C::n_vocab)
-        throw Error("token id " + std::to_string(tokens[i]) + " is outside the vocabulary (0.." +
-                    std::to_string(C::n_vocab - 1) + ")");
-  }
-
-  static void check_kv_range(int first_pos, int n_pos) {
-    if (first_pos < 0 || n_pos < 0 || first_pos > C::n_ctx || n_pos > C::n_ctx - first_pos)
-      throw Error("KV cache positions [" + std::to_string(first_pos) + ", " +
-                  std::to_string(static_cast<long long>(first_pos) + n_pos) +
-                  ") are outside the context of " + std::to_string(C::n_ctx));
-  }
-
-  const CompiledModel<C, Forward>& model_;
-  std::unique_ptr<State<C>> state_;
-  int threads_ = 1;
-  ThreadFit fit_ = ThreadFit::ByWork;
 };
 
 }  // namespace kiln::llama
