@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # Arguments name more packages to install (.ci/fuzz.sh asks for clang).
-packages=(g++ cmake make libxsimd-dev doctest-dev "$@")
+packages=(g++ cmake make libxsimd-dev doctest-dev python3 "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
