@@ -17,7 +17,10 @@ class Sampling(ctypes.Structure):
                 ("seed", ctypes.c_uint64)]
 
 
-TOKEN_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p, ctypes.c_size_t)
+# kiln_token_callback. The piece is not NUL-terminated: a char pointer and a
+# length (ctypes.string_at(piece, length) reads it).
+TOKEN_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_char),
+                                  ctypes.c_size_t)
 
 
 class KilnError(Exception):
