@@ -27,6 +27,10 @@ std::atomic<long> g_allocations{0};
 
 }  // namespace
 
+// The replacements pair malloc with free; GCC cannot see that both halves are
+// replaced and warns about the pair at -O2 (-Wmismatched-new-delete).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t n) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
@@ -34,6 +38,7 @@ void* operator new(std::size_t n) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace {
 

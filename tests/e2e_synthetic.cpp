@@ -140,14 +140,14 @@ TEST_CASE("synthetic models match llama.cpp's reference logits and greedy ids") 
     const std::string name = display_name(f);
     CAPTURE(name);
     auto model = f.load();
-    auto seq = model->new_sequence();
+    auto sequence = model->new_sequence();
     const int vocab = model->n_vocab();
     const std::string base = KILN_SHARED_DIR "/models/synthetic/" + std::string(f.file);
     const Reference ref = read_reference(base + ".ref.txt");
     const Reference ref_f32kv = read_reference(base + ".ref-f32kv.txt");
 
     // Prompt logits, one batch.
-    const std::vector<float> got = all_logits(*seq, ref.prompt);
+    const std::vector<float> got = all_logits(*sequence, ref.prompt);
     double max_abs = 0, max_abs_f32kv = 0, sum_sq = 0;
     for (size_t p = 0; p < ref.prompt.size(); ++p)
       for (int i = 0; i < vocab; ++i) {
@@ -168,7 +168,7 @@ TEST_CASE("synthetic models match llama.cpp's reference logits and greedy ids") 
     std::vector<int32_t> seq = ref.prompt;
     seq.insert(seq.end(), ref.gen_ids.begin(), ref.gen_ids.end() - 1);
     // The top-5 logits recorded at every step meet the prompt's max-abs bound.
-    const std::vector<float> forced = all_logits(*seq, seq);
+    const std::vector<float> forced = all_logits(*sequence, seq);
     double max_abs_gen = 0;
     for (size_t s = 0; s < ref.gen_ids.size(); ++s) {
       const float* row = &forced[(ref.prompt.size() - 1 + s) * vocab];
@@ -180,7 +180,7 @@ TEST_CASE("synthetic models match llama.cpp's reference logits and greedy ids") 
 
     // Greedy, free-running: equal ids, or the first difference at a close call.
     std::vector<int32_t> ids = ref.prompt;
-    std::vector<float> logits = all_logits(*seq, ids);
+    std::vector<float> logits = all_logits(*sequence, ids);
     std::vector<float> last(logits.end() - vocab, logits.end());
     for (size_t s = 0; s < ref.gen_ids.size(); ++s) {
       const int32_t next = argmax(last.data(), vocab);
@@ -189,7 +189,7 @@ TEST_CASE("synthetic models match llama.cpp's reference logits and greedy ids") 
         break;
       }
       ids.push_back(next);
-      seq->forward(&next, 1, static_cast<int>(ids.size()) - 1, kiln::Logits::Last, last.data());
+      sequence->forward(&next, 1, static_cast<int>(ids.size()) - 1, kiln::Logits::Last, last.data());
     }
   }
 }
@@ -200,11 +200,11 @@ TEST_CASE("synthetic models agree with the reference forward pass on other promp
     const std::string name = display_name(f);
     CAPTURE(name);
     auto model = f.load();
-    auto seq = model->new_sequence();
+    auto sequence = model->new_sequence();
     const auto file = kiln::GgufFile::open(f.default_gguf);
     std::vector<int32_t> ids = {1};
     for (int i = 0; i < 40; ++i) ids.push_back(std::uniform_int_distribution<int32_t>(3, model->n_vocab() - 1)(rng));
-    kiln::test::check_against_reference(*seq, file, ids);
+    kiln::test::check_against_reference(*sequence, file, ids);
   }
 }
 
@@ -215,17 +215,17 @@ TEST_CASE("with an F16 KV cache, batched ingestion is bit-identical to token by 
     const std::string name = display_name(f);
     CAPTURE(name);
     auto model = f.load();
-    auto seq = model->new_sequence();
+    auto sequence = model->new_sequence();
     std::vector<int32_t> ids = {1};
     for (int i = 0; i < 150; ++i) ids.push_back(std::uniform_int_distribution<int32_t>(3, model->n_vocab() - 1)(rng));
-    seq->set_threads(1);
-    const std::vector<float> one_by_one = kiln::test::all_logits(*seq, ids, 1);
+    sequence->set_threads(1);
+    const std::vector<float> one_by_one = kiln::test::all_logits(*sequence, ids, 1);
     for (int threads : {1, 2, 3}) {
-      seq->set_threads(threads, kiln::ThreadFit::Exact);
+      sequence->set_threads(threads, kiln::ThreadFit::Exact);
       for (int chunk : {7, model->max_batch()}) {
         CAPTURE(threads);
         CAPTURE(chunk);
-        const std::vector<float> batched = kiln::test::all_logits(*seq, ids, chunk);
+        const std::vector<float> batched = kiln::test::all_logits(*sequence, ids, chunk);
         CHECK(std::memcmp(batched.data(), one_by_one.data(), batched.size() * sizeof(float)) == 0);
       }
     }
