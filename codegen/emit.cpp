@@ -205,6 +205,7 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
   };
   out.main = program("examples/cli.hpp", "cli_main");
   out.bench = program("examples/bench.hpp", "bench_main");
+  out.perplexity = program("examples/perplexity.hpp", "perplexity_main");
   return out;
 }
 

@@ -24,6 +24,7 @@ struct GeneratedSources {
   std::string timed;    // <name>.timed.cpp: the forward pass instantiated with its kernels timed
   std::string main;     // <name>.main.cpp: the command-line program
   std::string bench;    // <name>.bench.cpp: the benchmark program
+  std::string perplexity;  // <name>.perplexity.cpp: the perplexity program
 };
 
 GeneratedSources emit_model(const ModelDesc& desc, const BuildOptions& opt);
