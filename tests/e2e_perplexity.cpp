@@ -151,6 +151,10 @@ TEST_CASE("perplexity: bad input is one line and exit status 1" * kiln::test::ne
   CHECK(one_line_error(run_process({PERPLEXITY_BIN, "-f", story, "--stride", "8"}), "unknown argument '--stride'"));
   CHECK(one_line_error(run_process({PERPLEXITY_BIN, "-f", story, "-m", missing}), missing));
 
+  const auto help = run_process({PERPLEXITY_BIN, "-h"});
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.rfind("usage: kiln_test_stories260K-perplexity -f FILE", 0) == 0);
+
   const auto whole = run_process({PERPLEXITY_BIN, "-f", story, "-t", "1"});
   REQUIRE_MESSAGE(whole.exit_code == 0, whole.err);
   CHECK(parse_output(whole.out).running.size() == 1);
