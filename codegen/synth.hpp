@@ -30,8 +30,8 @@ WeightTypes q4_k_m_types();
 
 // The layers llama-quantize's "_M" mixes give more bits: the first and the
 // last eighth of the layers (counts rounded down), and every third layer in
-// between, starting with the third one after the first eighth. With 22
-// layers (TinyLlama) that is 0, 1, 4, 7, 10, 13, 16, 19, 20, 21.
+// between, starting with the third layer of that middle part. With 22 layers
+// (TinyLlama) that is 0, 1, 4, 7, 10, 13, 16, 19, 20, 21.
 bool gets_more_bits(int layer, int n_layer);
 
 struct SynthSpec {

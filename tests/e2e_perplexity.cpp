@@ -151,6 +151,13 @@ TEST_CASE("perplexity: bad input is one line and exit status 1" * kiln::test::ne
   CHECK(one_line_error(run_process({PERPLEXITY_BIN, "-f", story, "--stride", "8"}), "unknown argument '--stride'"));
   CHECK(one_line_error(run_process({PERPLEXITY_BIN, "-f", story, "-m", missing}), missing));
 
+  // One chunk of 3 scores a single token: a perplexity, but no spread to estimate an error from.
+  const auto single = run_process({PERPLEXITY_BIN, "-f", story, "-c", "3", "--chunks", "1", "-t", "1"});
+  CHECK(single.exit_code == 0);
+  CHECK(single.out.find("Final estimate: PPL = ") != std::string::npos);
+  CHECK(single.out.find("(too few tokens for an uncertainty)") != std::string::npos);
+  CHECK(single.err.find(", 1 scored") != std::string::npos);
+
   const auto help = run_process({PERPLEXITY_BIN, "-h"});
   CHECK(help.exit_code == 0);
   CHECK(help.out.rfind("usage: kiln_test_stories260K-perplexity -f FILE", 0) == 0);
