@@ -79,6 +79,7 @@ int run(int argc, char** argv) {
   write_if_changed(dir / (opt.name + ".main.cpp"), src.main);
   write_if_changed(dir / (opt.name + ".bench.cpp"), src.bench);
   write_if_changed(dir / (opt.name + ".capi.cpp"), src.capi);
+  write_if_changed(dir / (opt.name + ".perplexity.cpp"), src.perplexity);
   return 0;
 }
 

@@ -208,6 +208,7 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
   out.capi = banner + "#include \"" + opt.name + ".hpp\"\n#include \"capi/compiled_model.hpp\"\n\n" +
              "std::unique_ptr<kiln::Model> kiln::capi::load_compiled_model(const std::string& gguf_path) {\n" +
              "  return " + ns + "::load(gguf_path.empty() ? std::string(" + ns + "::kDefaultGguf) : gguf_path);\n}\n";
+  out.perplexity = program("examples/perplexity.hpp", "perplexity_main");
   return out;
 }
 

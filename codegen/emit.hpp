@@ -25,6 +25,7 @@ struct GeneratedSources {
   std::string main;     // <name>.main.cpp: the command-line program
   std::string bench;    // <name>.bench.cpp: the benchmark program
   std::string capi;     // <name>.capi.cpp: binds the C API (capi/kiln.h) of lib<name>.so to load()
+  std::string perplexity;  // <name>.perplexity.cpp: the perplexity program
 };
 
 GeneratedSources emit_model(const ModelDesc& desc, const BuildOptions& opt);

@@ -129,6 +129,21 @@ void add_rope_freqs(GgufWriter& w, int n_rot, float base) {
 
 }  // namespace
 
+WeightTypes q4_k_m_types() {
+  WeightTypes t;
+  t.token_embd = t.attention = t.feed_forward = TensorType::Q4_K;
+  t.output = TensorType::Q6_K;
+  t.more_bits = TensorType::Q6_K;
+  return t;
+}
+
+// Integer division rounds down as llama.cpp's does; layer - first_eighth
+// is never negative where the modulo is reached.
+bool gets_more_bits(int layer, int n_layer) {
+  const int first_eighth = n_layer / 8;
+  return layer < first_eighth || layer >= 7 * n_layer / 8 || (layer - first_eighth) % 3 == 2;
+}
+
 GgufWriter make_model(const SynthSpec& spec) {
   const ModelShape& s = spec.shape;
   if (s.n_head <= 0 || s.n_head_kv <= 0 || s.n_embd % s.n_head != 0 || s.n_head % s.n_head_kv != 0 || s.n_vocab < 260)
@@ -158,17 +173,21 @@ GgufWriter make_model(const SynthSpec& spec) {
   Random rng(spec.seed);
   const float in_embd = 1.0f / std::sqrt(float(s.n_embd)), in_ff = 1.0f / std::sqrt(float(s.n_ff));
   // Embedding rows with RMS near 0.5, and an output layer whose logits spread over a few units.
-  add_matrix(w, rng, "token_embd.weight", spec.types.token_embd, s.n_vocab, s.n_embd, 0.5f);
+  const bool tied_mix = spec.tied_output && spec.types.more_bits;
+  add_matrix(w, rng, "token_embd.weight", tied_mix ? spec.types.output : spec.types.token_embd, s.n_vocab, s.n_embd,
+             0.5f);
   add_norm(w, rng, "output_norm.weight", s.n_embd);
   if (!spec.tied_output) add_matrix(w, rng, "output.weight", spec.types.output, s.n_vocab, s.n_embd, 3.0f * in_embd);
   if (spec.rope_freqs) add_rope_freqs(w, head_dim, spec.rope_base);
   for (int l = 0; l < s.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
     const TensorType at = spec.types.attention, ff = spec.types.feed_forward;
+    const bool more = spec.types.more_bits && gets_more_bits(l, s.n_layer);
+    const TensorType attn_v = more ? *spec.types.more_bits : at, ffn_down = more ? *spec.types.more_bits : ff;
     add_norm(w, rng, b + "attn_norm.weight", s.n_embd);
     add_matrix(w, rng, b + "attn_q.weight", at, s.n_embd, s.n_embd, in_embd);
     add_matrix(w, rng, b + "attn_k.weight", at, kv_dim, s.n_embd, in_embd);
-    add_matrix(w, rng, b + "attn_v.weight", at, kv_dim, s.n_embd, in_embd);
+    add_matrix(w, rng, b + "attn_v.weight", attn_v, kv_dim, s.n_embd, in_embd);
     if (arch == "qwen2") {
       add_vector(w, rng, b + "attn_q.bias", s.n_embd, 0.0f, 0.5f);
       add_vector(w, rng, b + "attn_k.bias", kv_dim, 0.0f, 0.5f);
@@ -178,7 +197,7 @@ GgufWriter make_model(const SynthSpec& spec) {
     add_norm(w, rng, b + "ffn_norm.weight", s.n_embd);
     add_matrix(w, rng, b + "ffn_gate.weight", ff, s.n_ff, s.n_embd, in_embd);
     add_matrix(w, rng, b + "ffn_up.weight", ff, s.n_ff, s.n_embd, in_embd);
-    add_matrix(w, rng, b + "ffn_down.weight", ff, s.n_embd, s.n_ff, 0.5f * in_ff);
+    add_matrix(w, rng, b + "ffn_down.weight", ffn_down, s.n_embd, s.n_ff, 0.5f * in_ff);
   }
   return w;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "engine/gguf_writer.hpp"
@@ -16,7 +17,22 @@ struct WeightTypes {
   TensorType output = TensorType::F32;
   TensorType attention = TensorType::F32;     // attn_q, attn_k, attn_v, attn_output
   TensorType feed_forward = TensorType::F32;  // ffn_gate, ffn_up, ffn_down
+  // The "_M" mixes of llama-quantize: attn_v and ffn_down of the layers
+  // gets_more_bits picks take this type instead. A mix also gives a tied
+  // token embedding the output's type (it is the output matrix).
+  std::optional<TensorType> more_bits;
 };
+
+// llama-quantize's Q4_K_M for a llama model: Q4_K everywhere, Q6_K for the
+// output matrix and for the attn_v and ffn_down matrices of the layers
+// gets_more_bits picks.
+WeightTypes q4_k_m_types();
+
+// The layers llama-quantize's "_M" mixes give more bits: the first and the
+// last eighth of the layers (counts rounded down), and every third layer in
+// between, starting with the third layer of that middle part. With 22 layers
+// (TinyLlama) that is 0, 1, 4, 7, 10, 13, 16, 19, 20, 21.
+bool gets_more_bits(int layer, int n_layer);
 
 struct SynthSpec {
   ModelShape shape;  // its arch is "llama" or "qwen2" (Q/K/V biases, NEOX RoPE)

@@ -23,7 +23,8 @@ const char* kUsage =
     "  sizes (override the preset; all are needed without one):\n"
     "    --embd N --layers N --heads N --kv-heads N --ff N --vocab N --ctx N\n"
     "  types (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k; default f32):\n"
-    "    --type T          every matrix\n"
+    "    --type T          every matrix; or q4_k_m: llama-quantize's Q4_K_M mix (Q4_K, with\n"
+    "                      Q6_K for the output and for attn_v and ffn_down of some layers)\n"
     "    --type-embd T     token_embd      --type-output T   output\n"
     "    --type-attn T     attention       --type-ffn T      feed-forward\n"
     "  --tied             no output.weight (logits use token_embd)\n"
@@ -35,6 +36,13 @@ kiln::TensorType parse_type(const std::string& name) {
   for (const auto& t : kiln::kTypeTraits)
     if (t.name == name) return t.type;
   throw Error("unknown weight type '" + name + "' (see --help)");
+}
+
+// --type: one type for every matrix, or a mix.
+kiln::synth::WeightTypes parse_whole_type(const std::string& name) {
+  if (name == "q4_k_m") return kiln::synth::q4_k_m_types();
+  const kiln::TensorType type = parse_type(name);
+  return {type, type, type, type, std::nullopt};
 }
 
 int parse_positive(const std::string& flag, const std::string& text) {
@@ -69,7 +77,7 @@ int run(int argc, char** argv) {
     else if (a == "--ff") s.n_ff = parse_positive(a, value());
     else if (a == "--vocab") s.n_vocab = parse_positive(a, value());
     else if (a == "--ctx") s.n_ctx = parse_positive(a, value());
-    else if (a == "--type") t.token_embd = t.output = t.attention = t.feed_forward = parse_type(value());
+    else if (a == "--type") t = parse_whole_type(value());
     else if (a == "--type-embd") t.token_embd = parse_type(value());
     else if (a == "--type-output") t.output = parse_type(value());
     else if (a == "--type-attn") t.attention = parse_type(value());

@@ -2,6 +2,10 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "engine/error.hpp"
 
@@ -16,6 +20,21 @@ long long parse_int(const std::string& flag, const std::string& text, long long 
                 (min > -(1ll << 31) ? " from " + std::to_string(min) + " to " + std::to_string(max) : std::string()) +
                 ", got '" + text + "'");
   return v;
+}
+
+std::string read_text_file(const std::string& flag, const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(flag + ": '" + path + "' is a folder, not a " + what);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(flag + ": cannot read " + what + " '" + path + "'");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw Error(flag + ": error while reading '" + path + "'");
+  return text;
+}
+
+void print_text(const std::string& text) {
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+    throw Error(std::string("cannot write to standard output (") + std::strerror(errno) + ")");
 }
 
 }  // namespace kiln

@@ -1,5 +1,6 @@
-// What every kiln program shares at its edges: reading numbers from flags,
-// and turning an exception into the one-line error and exit status 1.
+// What every kiln program shares at its edges: reading numbers and files
+// named by flags, writing to stdout, and turning an exception into the
+// one-line error and exit status 1.
 #pragma once
 
 #include <cstdio>
@@ -11,6 +12,15 @@ namespace kiln {
 // The integer in `text`, which must lie in [min, max]; otherwise a kiln::Error
 // "<flag>: expected an integer ..., got '<text>'".
 long long parse_int(const std::string& flag, const std::string& text, long long min, long long max);
+
+// The whole of the file a flag names (-f); a folder or an unreadable file is
+// a kiln::Error naming the flag, the path and `what` the file was to be
+// ("prompt file").
+std::string read_text_file(const std::string& flag, const std::string& path, const std::string& what);
+
+// Writes and flushes `text`. The first failed write (a closed pipe with
+// SIGPIPE ignored, a full disk) is a kiln::Error: nobody reads what would follow.
+void print_text(const std::string& text);
 
 // Runs a program's body; an exception becomes "<program>: error: <what>" on
 // stderr (after flushing what stdout already has) and exit status 1.

@@ -1,10 +1,8 @@
 #include "examples/cli.hpp"
 
-#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -20,13 +18,6 @@
 namespace kiln {
 
 namespace {
-
-// The first failed write (a closed pipe with SIGPIPE ignored, a full disk)
-// ends the program: nobody reads what would follow.
-void print_text(const std::string& text) {
-  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
-    throw Error(std::string("cannot write to standard output (") + std::strerror(errno) + ")");
-}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

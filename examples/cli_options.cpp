@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 
 #include "engine/cli_support.hpp"
@@ -40,16 +37,6 @@ std::vector<int32_t> parse_token_ids(const std::string& flag, std::string text) 
   return ids;
 }
 
-std::string read_text_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error("-f: '" + path + "' is a folder, not a prompt file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("-f: cannot read prompt file '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error("-f: error while reading '" + path + "'");
-  return text;
-}
-
 }  // namespace
 
 CliOptions parse_cli(int argc, char** argv) {
@@ -63,7 +50,7 @@ CliOptions parse_cli(int argc, char** argv) {
     if (flag == "-h" || flag == "--help") o.help = true;
     else if (flag == "-m" || flag == "--model") o.model_path = value();
     else if (flag == "-p" || flag == "--prompt") o.prompt = value();
-    else if (flag == "-f" || flag == "--file") o.prompt = read_text_file(value());
+    else if (flag == "-f" || flag == "--file") o.prompt = read_text_file(flag, value(), "prompt file");
     else if (flag == "-n" || flag == "--n-predict") o.n_predict = parse_integer(flag, value());
     else if (flag == "-t" || flag == "--threads") o.threads = parse_integer(flag, value());
     else if (flag == "-s" || flag == "--seed") o.sampling.seed = static_cast<uint64_t>(static_cast<uint32_t>(parse_integer(flag, value())));

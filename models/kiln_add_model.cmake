@@ -6,6 +6,7 @@
 #   <name>-bench  its benchmark program (in <build>/bin)
 #   <name>_shared lib<name>.so (in <build>/lib): the model behind the C API of
 #                 capi/kiln.h, exporting exactly that API (kiln_* functions)
+#   <name>-perplexity  its perplexity program (in <build>/bin)
 # Codegen runs at build time and again whenever the GGUF or kiln-codegen changes.
 # The generated code is compiled with the instruction set of kiln's libraries
 # (kiln::arch); the calling project's own targets are left as they are.
@@ -37,7 +38,7 @@ function(kiln_add_model name)
   set(out "${CMAKE_BINARY_DIR}/models/${name}")
   add_custom_command(
     OUTPUT "${out}/${name}.hpp" "${out}/${name}.forward.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.timed.cpp"
-           "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp" "${out}/${name}.capi.cpp"
+           "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp" "${out}/${name}.perplexity.cpp" "${out}/${name}.capi.cpp"
     COMMAND kiln::codegen "${gguf}" --name "${name}" --out-dir "${out}" --ctx ${ARG_CTX} --batch ${ARG_BATCH} --kv ${ARG_KV}
     DEPENDS kiln::codegen "${gguf}"
     COMMENT "kiln: generating model ${name} from ${gguf}"
@@ -53,7 +54,9 @@ function(kiln_add_model name)
   target_link_libraries(${name} PRIVATE ${name}_model kiln::cli kiln::arch)
   add_executable(${name}-bench "${out}/${name}.bench.cpp")
   target_link_libraries(${name}-bench PRIVATE ${name}_model kiln::bench kiln::arch)
-  set_target_properties(${name} ${name}-bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+  add_executable(${name}-perplexity "${out}/${name}.perplexity.cpp")
+  target_link_libraries(${name}-perplexity PRIVATE ${name}_model kiln::perplexity kiln::arch)
+  set_target_properties(${name} ${name}-bench ${name}-perplexity PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
 
   # lib<name>.so: the C API's code whole (nothing in the model calls it), the
   # model, and a version script that keeps every other symbol local (the
