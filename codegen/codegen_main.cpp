@@ -78,6 +78,7 @@ int run(int argc, char** argv) {
   write_if_changed(dir / (opt.name + ".timed.cpp"), src.timed);
   write_if_changed(dir / (opt.name + ".main.cpp"), src.main);
   write_if_changed(dir / (opt.name + ".bench.cpp"), src.bench);
+  write_if_changed(dir / (opt.name + ".server.cpp"), src.server);
   return 0;
 }
 

@@ -205,6 +205,7 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
   };
   out.main = program("examples/cli.hpp", "cli_main");
   out.bench = program("examples/bench.hpp", "bench_main");
+  out.server = program("examples/server/server.hpp", "server_main");
   return out;
 }
 

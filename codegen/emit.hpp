@@ -24,6 +24,7 @@ struct GeneratedSources {
   std::string timed;    // <name>.timed.cpp: the forward pass instantiated with its kernels timed
   std::string main;     // <name>.main.cpp: the command-line program
   std::string bench;    // <name>.bench.cpp: the benchmark program
+  std::string server;   // <name>.server.cpp: the OpenAI-compatible HTTP server
 };
 
 GeneratedSources emit_model(const ModelDesc& desc, const BuildOptions& opt);

@@ -4,6 +4,8 @@
 #   <name>_model  a static library (include "<name>.hpp", call kiln::models::<name>::load())
 #   <name>        its command-line program (in <build>/bin)
 #   <name>-bench  its benchmark program (in <build>/bin)
+#   <name>-server its OpenAI-compatible HTTP server (in <build>/bin), where kiln
+#                 was built with its HTTP and JSON packages (kiln::server)
 # Codegen runs at build time and again whenever the GGUF or kiln-codegen changes.
 # The generated code is compiled with the instruction set of kiln's libraries
 # (kiln::arch); the calling project's own targets are left as they are.
@@ -31,7 +33,7 @@ function(kiln_add_model name)
   set(out "${CMAKE_BINARY_DIR}/models/${name}")
   add_custom_command(
     OUTPUT "${out}/${name}.hpp" "${out}/${name}.forward.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.timed.cpp"
-           "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp"
+           "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp" "${out}/${name}.server.cpp"
     COMMAND kiln::codegen "${gguf}" --name "${name}" --out-dir "${out}" --ctx ${ARG_CTX} --batch ${ARG_BATCH} --kv ${ARG_KV}
     DEPENDS kiln::codegen "${gguf}"
     COMMENT "kiln: generating model ${name} from ${gguf}"
@@ -47,6 +49,11 @@ function(kiln_add_model name)
   add_executable(${name}-bench "${out}/${name}.bench.cpp")
   target_link_libraries(${name}-bench PRIVATE ${name}_model kiln::bench kiln::arch)
   set_target_properties(${name} ${name}-bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+  if(TARGET kiln::server)
+    add_executable(${name}-server "${out}/${name}.server.cpp")
+    target_link_libraries(${name}-server PRIVATE ${name}_model kiln::server kiln::arch)
+    set_target_properties(${name}-server PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+  endif()
   kiln_warn_if_unoptimized()
 endfunction()
 
