@@ -68,6 +68,10 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
   SlotScheduler scheduler(opt.parallel, [&runner](Job& job, int) { runner.run(job); });
 
   httplib::Server server;
+  // A thread per connection: every admitted or waiting request holds one
+  // while it waits for the worker, and a few more keep /health answering.
+  const size_t http_threads = std::max<size_t>(8, static_cast<size_t>(opt.parallel) + 4);
+  server.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
   const ServerContext context{*model, opt, scheduler, opt.alias.empty() ? name : opt.alias, template_name};
   add_routes(server, context);
   const int port = opt.port == 0 ? server.bind_to_any_port(opt.host) : (server.bind_to_port(opt.host, opt.port) ? opt.port : -1);
