@@ -259,6 +259,9 @@ TEST_CASE("chat completions: streamed or not, the same text; a conversation that
   CHECK(next.body["timings"]["cache_n"] == before);
   CHECK(next.body["timings"]["prompt_n"] == next.body["usage"]["prompt_tokens"].get<int>() - before);
   CHECK(next.body["timings"]["prompt_n"].get<int>() > 0);
+  const std::string logged = "chat: " + next.body["usage"]["prompt_tokens"].dump() + " prompt tokens, " +
+                             std::to_string(before) + " reused";
+  CHECK_MESSAGE(server.stderr_text().find(logged) != std::string::npos, server.stderr_text());
 }
 
 TEST_CASE("bad requests get OpenAI-style JSON errors, and the server goes on serving" * doctest::timeout(120)) {

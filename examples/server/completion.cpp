@@ -1,6 +1,7 @@
 #include "examples/server/completion.hpp"
 
 #include <chrono>
+#include <cstdio>
 
 #include "engine/chat/chat_prompt.hpp"
 #include "engine/error.hpp"
@@ -148,6 +149,11 @@ void CompletionRunner::generate(Job& job, const std::vector<int32_t>& prompt, co
   if (!out.empty()) job.events.push(CompletionEvent{CompletionEvent::Kind::Text, out, {}, 200});
   if (stop.stopped()) result.finish_reason = "stop";
   if (result.completion_tokens > 0) result.generation_ms = ms_since(t_first);
+  std::fprintf(stderr, "%s: %d prompt tokens, %d reused, %d computed in %.2f ms; %d generated in %.2f ms; %s%s\n",
+               r.endpoint == Endpoint::ChatCompletions ? "chat" : "completion", result.prompt_tokens,
+               result.cached_tokens, result.prompt_tokens - result.cached_tokens, result.prompt_ms,
+               result.completion_tokens, result.generation_ms, result.finish_reason.c_str(),
+               job.cancelled ? " (client gone)" : "");
   job.events.push(CompletionEvent{CompletionEvent::Kind::Done, "", result, 200});
 
   // After the answer: the last token joins the cache, so that a chat that

@@ -66,7 +66,8 @@ class CompletionRunner {
  public:
   CompletionRunner(Model& model, chat::ChatTemplate chat_template);
 
-  // Pushes the job's events; never throws.
+  // Pushes the job's events and logs one line on stderr (prompt tokens,
+  // how many were reused and computed, tokens generated); never throws.
   void run(Job& job);
 
  private:
