@@ -80,6 +80,7 @@ int run(int argc, char** argv) {
   write_if_changed(dir / (opt.name + ".bench.cpp"), src.bench);
   write_if_changed(dir / (opt.name + ".capi.cpp"), src.capi);
   write_if_changed(dir / (opt.name + ".perplexity.cpp"), src.perplexity);
+  write_if_changed(dir / (opt.name + ".server.cpp"), src.server);
   return 0;
 }
 

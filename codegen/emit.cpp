@@ -209,6 +209,7 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
              "std::unique_ptr<kiln::Model> kiln::capi::load_compiled_model(const std::string& gguf_path) {\n" +
              "  return " + ns + "::load(gguf_path.empty() ? std::string(" + ns + "::kDefaultGguf) : gguf_path);\n}\n";
   out.perplexity = program("examples/perplexity.hpp", "perplexity_main");
+  out.server = program("examples/server/server.hpp", "server_main");
   return out;
 }
 

@@ -26,6 +26,7 @@ struct GeneratedSources {
   std::string bench;    // <name>.bench.cpp: the benchmark program
   std::string capi;     // <name>.capi.cpp: binds the C API (capi/kiln.h) of lib<name>.so to load()
   std::string perplexity;  // <name>.perplexity.cpp: the perplexity program
+  std::string server;   // <name>.server.cpp: the OpenAI-compatible HTTP server
 };
 
 GeneratedSources emit_model(const ModelDesc& desc, const BuildOptions& opt);

@@ -10,15 +10,12 @@
 
 namespace kiln {
 
-namespace {
-
-// --chat-template-file, else the GGUF's tokenizer.chat_template, else ChatML (said on stderr).
-chat::ChatTemplate load_template(const Model& model, const CliOptions& opt) {
-  if (!opt.chat_template_file.empty()) {
-    std::ifstream in(opt.chat_template_file, std::ios::binary);
-    if (!in) throw Error("--chat-template-file: cannot read '" + opt.chat_template_file + "'");
+chat::ChatTemplate load_chat_template(const Model& model, const std::string& template_file) {
+  if (!template_file.empty()) {
+    std::ifstream in(template_file, std::ios::binary);
+    if (!in) throw Error("--chat-template-file: cannot read '" + template_file + "'");
     const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return chat::ChatTemplate(source, opt.chat_template_file);
+    return chat::ChatTemplate(source, template_file);
   }
   const std::optional<std::string> source = chat::gguf_chat_template(GgufFile::open(model.gguf_path()));
   if (!source) {
@@ -40,12 +37,10 @@ std::tm local_now() {
   return now;
 }
 
-}  // namespace
-
 GenerationStats run_conversation(Session& session, const CliOptions& opt, Sampler& sampler, const ChatIo& io) {
   const Model& model = session.model();
   const Tokenizer& tok = model.tokenizer();
-  chat::Conversation chat(tok, load_template(model, opt), local_now());
+  chat::Conversation chat(tok, load_chat_template(model, opt.chat_template_file), local_now());
   if (!opt.system_prompt.empty()) chat.add_message("system", opt.system_prompt);
   GenerationStats total;
   std::string first_turn = opt.prompt;  // -p: the first user turn

@@ -3,15 +3,25 @@
 // stdout until the model's end-of-turn token.
 #pragma once
 
+#include <ctime>
 #include <functional>
 #include <string>
 
+#include "engine/chat/chat_template.hpp"
 #include "engine/model.hpp"
 #include "engine/sampler.hpp"
 #include "engine/session.hpp"
 #include "examples/cli_options.hpp"
 
 namespace kiln {
+
+// The template to render conversations with: `template_file` if given (a
+// Jinja file), else the GGUF's tokenizer.chat_template, else ChatML (said on
+// stderr). Throws kiln::Error for an unreadable file or a template kiln
+// cannot parse.
+chat::ChatTemplate load_chat_template(const Model& model, const std::string& template_file);
+// The local date and time, for templates that print today's date.
+std::tm local_now();
 
 // The program's own output and input: text for stdout, and one line of
 // stdin (false at its end).

@@ -7,6 +7,8 @@
 #   <name>_shared lib<name>.so (in <build>/lib): the model behind the C API of
 #                 capi/kiln.h, exporting exactly that API (kiln_* functions)
 #   <name>-perplexity  its perplexity program (in <build>/bin)
+#   <name>-server its OpenAI-compatible HTTP server (in <build>/bin), where kiln
+#                 was built with its HTTP and JSON packages (kiln::server)
 # Codegen runs at build time and again whenever the GGUF or kiln-codegen changes.
 # The generated code is compiled with the instruction set of kiln's libraries
 # (kiln::arch); the calling project's own targets are left as they are.
@@ -38,7 +40,8 @@ function(kiln_add_model name)
   set(out "${CMAKE_BINARY_DIR}/models/${name}")
   add_custom_command(
     OUTPUT "${out}/${name}.hpp" "${out}/${name}.forward.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.timed.cpp"
-           "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp" "${out}/${name}.perplexity.cpp" "${out}/${name}.capi.cpp"
+           "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp" "${out}/${name}.perplexity.cpp" "${out}/${name}.server.cpp"
+           "${out}/${name}.capi.cpp"
     COMMAND kiln::codegen "${gguf}" --name "${name}" --out-dir "${out}" --ctx ${ARG_CTX} --batch ${ARG_BATCH} --kv ${ARG_KV}
     DEPENDS kiln::codegen "${gguf}"
     COMMENT "kiln: generating model ${name} from ${gguf}"
@@ -68,6 +71,11 @@ function(kiln_add_model name)
   target_link_options(${name}_shared PRIVATE "LINKER:--version-script=${KILN_CAPI_EXPORTS}" "LINKER:--no-undefined")
   set_target_properties(${name}_shared PROPERTIES OUTPUT_NAME ${name} LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib"
                         CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON LINK_DEPENDS "${KILN_CAPI_EXPORTS}")
+  if(TARGET kiln::server)
+    add_executable(${name}-server "${out}/${name}.server.cpp")
+    target_link_libraries(${name}-server PRIVATE ${name}_model kiln::server kiln::arch)
+    set_target_properties(${name}-server PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+  endif()
   kiln_warn_if_unoptimized()
 endfunction()
 

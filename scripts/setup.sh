@@ -4,7 +4,12 @@
 set -euo pipefail
 
 # Arguments name more packages to install (.ci/fuzz.sh asks for clang).
-packages=(g++ cmake make libxsimd-dev doctest-dev python3 "$@")
+# cpp-httplib, nlohmann-json and pkgconf build <name>-server.
+packages=(g++ cmake make libxsimd-dev doctest-dev python3 libcpp-httplib-dev nlohmann-json3-dev pkgconf "$@")
+# node and npm run the server's test with the official openai client; any
+# install of them does (Debian's packages where there is none).
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

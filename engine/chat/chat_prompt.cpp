@@ -25,34 +25,41 @@ std::vector<int32_t> tokenize_rendered(const Tokenizer& tok, const Text& text, b
 Conversation::Conversation(const Tokenizer& tok, ChatTemplate tmpl, std::tm now)
     : tok_(tok), template_(std::move(tmpl)), now_(now) {}
 
-void Conversation::add_message(const std::string& role, const std::string& content) {
+Value chat_message(const std::string& role, const std::string& content) {
   auto m = make_object();
   m->set("role", Value(role));
   m->set("content", Value(content));
-  messages_.emplace_back(m);
+  return Value(m);
 }
 
-ChatInputs Conversation::inputs() const {
+ChatInputs reply_inputs(const Tokenizer& tok, Array messages, std::tm now) {
   ChatInputs in;
-  in.messages = Value(messages_);
+  in.messages = Value(std::move(messages));
   in.add_generation_prompt = true;
-  in.bos_token = tok_.bos() >= 0 ? std::string(tok_.piece(tok_.bos())) : "";
-  in.eos_token = tok_.eos() >= 0 ? std::string(tok_.piece(tok_.eos())) : "";
-  in.now = now_;
+  in.bos_token = tok.bos() >= 0 ? std::string(tok.piece(tok.bos())) : "";
+  in.eos_token = tok.eos() >= 0 ? std::string(tok.piece(tok.eos())) : "";
+  in.now = now;
   return in;
 }
 
-const std::vector<int32_t>& Conversation::prompt_for_reply() {
-  const Text rendered = template_.render(inputs());
-  const size_t before = tokens_.size();
-  if (!tokens_.empty() && rendered.size() > text_.size() && rendered.str().starts_with(text_)) {
-    const std::vector<int32_t> more = tokenize_rendered(tok_, rendered.substr(text_.size()), false, true);
-    tokens_.insert(tokens_.end(), more.begin(), more.end());
-    last_tokenized_ = static_cast<int>(tokens_.size() - before);
-  } else {
-    tokens_ = tokenize_rendered(tok_, rendered, true);
-    last_tokenized_ = static_cast<int>(tokens_.size());
+void Conversation::add_message(const std::string& role, const std::string& content) {
+  messages_.push_back(chat_message(role, content));
+}
+
+int extend_rendered(const Tokenizer& tok, const Text& rendered, const std::string& known_text,
+                    std::vector<int32_t>& tokens) {
+  if (!tokens.empty() && rendered.size() > known_text.size() && rendered.str().starts_with(known_text)) {
+    const std::vector<int32_t> more = tokenize_rendered(tok, rendered.substr(known_text.size()), false, true);
+    tokens.insert(tokens.end(), more.begin(), more.end());
+    return static_cast<int>(more.size());
   }
+  tokens = tokenize_rendered(tok, rendered, true);
+  return static_cast<int>(tokens.size());
+}
+
+const std::vector<int32_t>& Conversation::prompt_for_reply() {
+  const Text rendered = template_.render(reply_inputs(tok_, messages_, now_));
+  last_tokenized_ = extend_rendered(tok_, rendered, text_, tokens_);
   text_ = rendered.str();
   return tokens_;
 }

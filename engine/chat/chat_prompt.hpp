@@ -26,6 +26,20 @@ std::optional<std::string> gguf_chat_template(const GgufFile& f);
 // is not there twice (as llama.cpp does). continues: see Tokenizer::encode.
 std::vector<int32_t> tokenize_rendered(const Tokenizer& tok, const Text& text, bool add_special, bool continues = false);
 
+// A {"role": ..., "content": ...} message of a template's `messages` list.
+Value chat_message(const std::string& role, const std::string& content);
+// What a template gets to write the prompt for the assistant's next reply to
+// `messages`: the vocabulary's BOS and EOS text, and `now` for its date.
+ChatInputs reply_inputs(const Tokenizer& tok, Array messages, std::tm now);
+
+// Makes `tokens` the tokens of `rendered`, given that they now stand for
+// `known_text`: when `rendered` extends that text, they are kept and only the
+// added text is tokenized (continuing them), so earlier tokens, generated
+// replies included, stay as they were; otherwise all of `rendered` is
+// tokenized afresh. Returns how many tokens were tokenized.
+int extend_rendered(const Tokenizer& tok, const Text& rendered, const std::string& known_text,
+                    std::vector<int32_t>& tokens);
+
 // A conversation in a model's chat format, as the tokens of its KV context.
 // Each turn's prompt keeps the tokens of earlier turns as they are (including
 // the generated replies) and tokenizes only the text the template added since,
@@ -50,8 +64,6 @@ class Conversation {
   int last_tokenized() const { return last_tokenized_; }
 
  private:
-  ChatInputs inputs() const;
-
   const Tokenizer& tok_;
   ChatTemplate template_;
   std::tm now_;

@@ -3,10 +3,11 @@
 #
 # The quickstart's model: kiln_add_model (or kiln_add_synthetic_model) with
 # the default context, batch and KV cache, after checking that none of the
-# targets it makes (<name>, <name>_model, <name>-bench, <name>-perplexity) is
-# already taken. A taken name stops the configure step with the target it
-# clashes with and how to choose another name, instead of CMake's "another
-# target with the same name already exists" pointing into kiln's files.
+# targets it makes (<name>, <name>_model, <name>-bench, <name>-perplexity,
+# <name>-server, <name>_shared) is already taken. A taken name stops the
+# configure step with the target it clashes with and how to choose another
+# name, instead of CMake's "another target with the same name already exists"
+# pointing into kiln's files.
 function(kiln_quickstart_model name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GGUF;PRESET;TYPE" "")
   if(NOT name MATCHES "^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
@@ -14,7 +15,7 @@ function(kiln_quickstart_model name)
                         "'_' '-' '.' '+', not starting with '-' '.' '+'; pick a name with: "
                         "scripts/quickstart.sh --name NAME model.gguf")
   endif()
-  foreach(target ${name} ${name}_model ${name}-bench ${name}-perplexity)
+  foreach(target ${name} ${name}_model ${name}-bench ${name}-perplexity ${name}-server ${name}_shared)
     if(TARGET ${target})
       message(FATAL_ERROR "kiln: the model name '${name}' clashes with kiln's own target '${target}'; "
                           "pick another name with: scripts/quickstart.sh --name NAME model.gguf")

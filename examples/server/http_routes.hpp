@@ -1,0 +1,28 @@
+// The HTTP face of the server: OpenAI's endpoints and llama-server's /health
+// and /props on an httplib server, the API key check, JSON errors for every
+// failure, and server-sent events for streams.
+#pragma once
+
+#include <string>
+
+namespace httplib {
+class Server;
+}
+
+namespace kiln {
+
+class Model;
+class SlotScheduler;
+struct ServerOptions;
+
+struct ServerContext {
+  const Model& model;
+  const ServerOptions& options;
+  SlotScheduler& scheduler;
+  std::string model_id;       // "model" in responses and /v1/models
+  std::string template_name;  // the chat template in use, for /props
+};
+
+void add_routes(httplib::Server& server, const ServerContext& context);
+
+}  // namespace kiln
