@@ -56,10 +56,7 @@ int run(int argc, char** argv) {
   std::string out;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw Error(a + ": missing value");
-      return argv[++i];
-    };
+    auto value = [&] { return kiln::flag_value(argc, argv, i); };
     auto& s = spec.shape;
     auto& t = spec.types;
     if (a == "-h" || a == "--help") {

@@ -11,6 +11,11 @@
 
 namespace kiln {
 
+std::string flag_value(int argc, char** argv, int& i) {
+  if (i + 1 >= argc) throw Error(std::string(argv[i]) + ": missing value");
+  return argv[++i];
+}
+
 long long parse_int(const std::string& flag, const std::string& text, long long min, long long max) {
   errno = 0;
   char* end = nullptr;

@@ -13,6 +13,10 @@ namespace kiln {
 // "<flag>: expected an integer ..., got '<text>'".
 long long parse_int(const std::string& flag, const std::string& text, long long min, long long max);
 
+// The value after the flag argv[i], moving i onto it; a kiln::Error
+// "<flag>: missing value" when the flag is the last argument.
+std::string flag_value(int argc, char** argv, int& i);
+
 // The whole of the file a flag names (-f); a folder or an unreadable file is
 // a kiln::Error naming the flag, the path and `what` the file was to be
 // ("prompt file").

@@ -5,16 +5,9 @@
 
 #include "engine/error.hpp"
 #include "engine/state_file.hpp"
+#include "engine/elapsed.hpp"
 
 namespace kiln {
-
-namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
 
 void check_prompt_fits(const Model& model, size_t n_tokens) {
   if (n_tokens > static_cast<size_t>(model.n_ctx()))

@@ -16,6 +16,7 @@
 #include "examples/prefix_bench.hpp"
 #include "examples/resident_memory.hpp"
 #include "examples/token_profile.hpp"
+#include "engine/elapsed.hpp"
 
 namespace kiln {
 
@@ -23,7 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 struct BenchOptions {
   std::string model_path;
@@ -65,10 +65,7 @@ BenchOptions parse_bench(int argc, char** argv, const char* name, const char* de
   BenchOptions o;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw Error(flag + ": missing value");
-      return argv[++i];
-    };
+    auto value = [&] { return flag_value(argc, argv, i); };
     if (flag == "-h" || flag == "--help") {
       std::printf(kUsage, (std::string(name) + "-bench").c_str(), default_gguf, default_limits_path().c_str());
       std::exit(0);

@@ -14,14 +14,11 @@
 #include "examples/cli_options.hpp"
 #include "examples/logits_dump.hpp"
 #include "examples/prompt_cache.hpp"
+#include "engine/elapsed.hpp"
 
 namespace kiln {
 
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 double per_second(int count, double ms) { return ms > 0 ? 1000.0 * count / ms : 0.0; }
 

@@ -43,10 +43,7 @@ CliOptions parse_cli(int argc, char** argv) {
   CliOptions o;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw Error(flag + ": missing value");
-      return argv[++i];
-    };
+    auto value = [&] { return flag_value(argc, argv, i); };
     if (flag == "-h" || flag == "--help") o.help = true;
     else if (flag == "-m" || flag == "--model") o.model_path = value();
     else if (flag == "-p" || flag == "--prompt") o.prompt = value();

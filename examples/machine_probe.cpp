@@ -15,6 +15,7 @@
 #include "engine/atomic_file.hpp"
 #include "engine/error.hpp"
 #include "engine/file_cache.hpp"
+#include "engine/elapsed.hpp"
 
 namespace kiln {
 
@@ -23,7 +24,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using FloatVec = xsimd::batch<float>;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");

@@ -10,6 +10,7 @@
 #include "engine/cli_support.hpp"
 #include "engine/error.hpp"
 #include "examples/perplexity_score.hpp"
+#include "engine/elapsed.hpp"
 
 namespace kiln {
 
@@ -42,10 +43,7 @@ std::optional<PerplexityOptions> parse_perplexity(int argc, char** argv, const s
   PerplexityOptions o;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw Error(flag + ": missing value");
-      return argv[++i];
-    };
+    auto value = [&] { return flag_value(argc, argv, i); };
     if (flag == "-h" || flag == "--help") {
       std::printf(kUsage, program.c_str(), default_gguf);
       return std::nullopt;
@@ -59,10 +57,6 @@ std::optional<PerplexityOptions> parse_perplexity(int argc, char** argv, const s
   if (o.text_path.empty()) throw Error("no text to score: give -f FILE");
   if (o.chunks == 0) throw Error("--chunks: expected -1 (all) or a positive count, got 0");
   return o;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 int run(int argc, char** argv, const std::string& program, const char* default_gguf, LoadModelFn load) {

@@ -7,14 +7,11 @@
 #include "engine/error.hpp"
 #include "examples/cli_chat.hpp"
 #include "examples/server/stop_text.hpp"
+#include "engine/elapsed.hpp"
 
 namespace kiln {
 
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 CompletionEvent error_event(int status, const std::string& message) {
   CompletionEvent e;

@@ -9,10 +9,7 @@ ServerOptions parse_server_options(int argc, char** argv) {
   ServerOptions o;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw Error(flag + ": missing value");
-      return argv[++i];
-    };
+    auto value = [&] { return flag_value(argc, argv, i); };
     if (flag == "-h" || flag == "--help") o.help = true;
     else if (flag == "-m" || flag == "--model") o.model_path = value();
     else if (flag == "--host") o.host = value();
