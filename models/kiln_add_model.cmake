@@ -17,10 +17,6 @@
 # BATCH the most tokens one forward call ingests (default 512, at most CTX);
 # KV the element type of the KV cache (default f16, as llama.cpp; f32 doubles
 # the cache's memory, for comparisons with F32-attention references).
-# The version script of every lib<name>.so (next to this file, in the source
-# tree as in an install).
-set(KILN_CAPI_EXPORTS "${CMAKE_CURRENT_LIST_DIR}/kiln_capi.map")
-
 function(kiln_add_model name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GGUF;CTX;BATCH;KV" "")
   if(NOT ARG_GGUF)
@@ -38,6 +34,10 @@ function(kiln_add_model name)
   endif()
 
   set(out "${CMAKE_BINARY_DIR}/models/${name}")
+  # The version script of every lib<name>.so, next to this file (source tree
+  # and install alike); taken from the function's own directory because the
+  # caller's scope, after add_subdirectory(kiln), sees none of kiln's variables.
+  set(capi_exports "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/kiln_capi.map")
   add_custom_command(
     OUTPUT "${out}/${name}.hpp" "${out}/${name}.forward.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.timed.cpp"
            "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp" "${out}/${name}.perplexity.cpp" "${out}/${name}.server.cpp"
@@ -68,9 +68,9 @@ function(kiln_add_model name)
   add_library(${name}_shared SHARED "${out}/${name}.capi.cpp")
   target_link_libraries(${name}_shared PRIVATE ${name}_model "$<LINK_LIBRARY:WHOLE_ARCHIVE,kiln::capi>" kiln::arch)
   target_include_directories(${name}_shared INTERFACE $<TARGET_PROPERTY:kiln::capi,INTERFACE_INCLUDE_DIRECTORIES>)
-  target_link_options(${name}_shared PRIVATE "LINKER:--version-script=${KILN_CAPI_EXPORTS}" "LINKER:--no-undefined")
+  target_link_options(${name}_shared PRIVATE "LINKER:--version-script=${capi_exports}" "LINKER:--no-undefined")
   set_target_properties(${name}_shared PROPERTIES OUTPUT_NAME ${name} LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib"
-                        CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON LINK_DEPENDS "${KILN_CAPI_EXPORTS}")
+                        CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON LINK_DEPENDS "${capi_exports}")
   if(TARGET kiln::server)
     add_executable(${name}-server "${out}/${name}.server.cpp")
     target_link_libraries(${name}-server PRIVATE ${name}_model kiln::server kiln::arch)

@@ -15,8 +15,8 @@ namespace kiln {
 // An error the client caused: the HTTP status and the field it concerns.
 class RequestError : public std::runtime_error {
  public:
-  RequestError(int status, const std::string& message, std::string param = "")
-      : std::runtime_error(message), status(status), param(std::move(param)) {}
+  RequestError(int http_status, const std::string& message, std::string field = "")
+      : std::runtime_error(message), status(http_status), param(std::move(field)) {}
   int status;
   std::string param;  // the request field, or empty
 };
