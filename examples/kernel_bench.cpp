@@ -74,5 +74,8 @@ int main() {
   run_both<TensorType::F16>();
   run_both<TensorType::Q8_0>();
   run_both<TensorType::Q4_0>();
+  run_both<TensorType::Q4_K>();
+  run_both<TensorType::Q5_K>();
+  run_both<TensorType::Q6_K>();
   return 0;
 }
