@@ -47,7 +47,7 @@ void run(const char* where, int reps) {
 
   auto xf = aligned<float>(Cols), y = aligned<float>(Rows), d = aligned<float>(Cols / 32);
   auto qs = aligned<int8_t>(Cols);
-  auto sum = aligned<int32_t>(Cols / 32);
+  auto sum = aligned<int32_t>(Cols / kQ8HalfElems);
   for (int k = 0; k < Cols; ++k) xf[k] = std::uniform_real_distribution<float>(-1, 1)(rng);
   quantize_q8<Cols>(xf.get(), 1, {qs.get(), d.get(), sum.get()});
   const MatmulInput in{xf.get(), {qs.get(), d.get(), sum.get()}};
@@ -74,5 +74,8 @@ int main() {
   run_both<TensorType::F16>();
   run_both<TensorType::Q8_0>();
   run_both<TensorType::Q4_0>();
+  run_both<TensorType::Q4_K>();
+  run_both<TensorType::Q5_K>();
+  run_both<TensorType::Q6_K>();
   return 0;
 }

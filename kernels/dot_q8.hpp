@@ -1,6 +1,7 @@
-// The quantized matmul's inner loop: a group of 8 interleaved Q8_0 / Q4_0
-// weight rows (interleave.hpp) times activation vectors rounded to Q8 blocks
-// (q8_activations.hpp), in integer arithmetic (int8_dot.hpp).
+// The quantized matmul's inner loop: a group of kInterleaveRows interleaved
+// Q8_0 / Q4_0 weight rows (interleave.hpp) times activation vectors rounded
+// to Q8 blocks (q8_activations.hpp), in integer arithmetic (int8_dot.hpp);
+// K-quant groups go to dot_kquant.hpp.
 //
 // Numerics: each (row, token) result is accumulated as int8_dot.hpp
 // describes, block after block. Tiling only decides how many tokens share a
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 
+#include "kernels/dot_kquant.hpp"
 #include "kernels/int8_dot.hpp"
 #include "kernels/interleave.hpp"
 #include "kernels/q8_activations.hpp"
@@ -26,11 +28,10 @@ constexpr bool reads_q8(TensorType t) { return is_interleaved(t); }
 inline constexpr int64_t kPrefetchAheadBytes = 2048;
 inline constexpr int64_t kCacheLineBytes = 64;
 
-// acc[t] (lane r) = dot(row r of the group, activation vector t) for NVecs
-// consecutive Q8 vectors of Cols values.
+// dot_group_q8 for Q8_0 and Q4_0.
 template <class Ops, TensorType T, int Cols, int NVecs>
-void dot_group_q8(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs]) {
-  static_assert(reads_q8(T) && Cols % kQuantBlockElems == 0);
+void dot_group_blocks(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs]) {
+  static_assert((T == TensorType::Q8_0 || T == TensorType::Q4_0) && Cols % kQuantBlockElems == 0);
   constexpr int kBlocks = Cols / kQuantBlockElems;
   constexpr int64_t kBlockBytes = Ops::kRows * block_quant_bytes(T);
   const auto* scales = reinterpret_cast<const uint16_t*>(group);
@@ -44,10 +45,20 @@ void dot_group_q8(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs])
     const typename Ops::Acc w_scales = Ops::weight_scales(scales + b * Ops::kRows);
     for (int t = 0; t < NVecs; ++t) {
       const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
-      const int32_t offset = T == TensorType::Q4_0 ? 8 * *xb.sum : 0;
+      const int32_t offset = T == TensorType::Q4_0 ? 8 * xb.block_sum() : 0;
       acc[t] = Ops::fma(Ops::template dot<T>(w, xb.qs, offset), Ops::scales(w_scales, *xb.d), acc[t]);
     }
   }
+}
+
+// acc[t] (lane r) = dot(row r of the group, activation vector t) for NVecs
+// consecutive Q8 vectors of Cols values.
+template <class Ops, TensorType T, int Cols, int NVecs>
+void dot_group_q8(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs]) {
+  if constexpr (is_k_quant(T))
+    dot_group_kquant<Ops, T, Cols, NVecs, kPrefetchAheadBytes>(group, x, acc);
+  else
+    dot_group_blocks<Ops, T, Cols, NVecs>(group, x, acc);
 }
 
 }  // namespace kiln::kernels

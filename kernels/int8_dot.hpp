@@ -16,6 +16,10 @@
 // An implementation is a struct of static functions over its own types, for
 // kRows interleaved rows: Quants (one block of the rows, decoded once and
 // reused for every token), Rows (an int32 per row) and Acc (a float per row).
+// For the K-quants (dot_kquant.hpp) it also decodes a unit of 32 codes
+// (decode_k), multiplies unsigned codes over half or all of a block
+// (dot_codes), and has the few float operations their scales need
+// (byte_scales, mul, fnma), each a single IEEE operation per lane.
 #pragma once
 
 #include "kernels/arch/int8.hpp"

@@ -4,30 +4,38 @@
 
 namespace kiln::kernels {
 
-void interleave_matrix(TensorType t, const void* gguf, void* out, int64_t rows, int64_t cols) {
+namespace {
+
+// One group of a Q8_0 / Q4_0 matrix, rows from first_row on (interleave_k.cpp
+// does the same for the K-quants).
+void interleave_block_group(TensorType t, const uint8_t* gguf, uint8_t* group, int64_t first_row, int64_t rows,
+                            int64_t cols) {
   const int64_t n_blocks = cols / kQuantBlockElems;
   const int64_t block_bytes = traits_of(t).block_bytes;
   const int64_t quant_bytes = block_quant_bytes(t);
-  const int64_t row_bytes = n_blocks * block_bytes;
-  const auto* src = static_cast<const uint8_t*>(gguf);
-  auto* dst = static_cast<uint8_t*>(out);
-
-#pragma omp for schedule(static)
-  for (int64_t g = 0; g < interleaved_groups(rows); ++g) {
-    uint8_t* group = dst + g * interleaved_group_bytes(t, cols);
-    uint8_t* quants = group + interleaved_scales_bytes(cols);
-    std::memset(group, 0, static_cast<size_t>(interleaved_group_bytes(t, cols)));
-    for (int r = 0; r < kInterleaveRows && g * kInterleaveRows + r < rows; ++r) {
-      const uint8_t* row = src + (g * kInterleaveRows + r) * row_bytes;
-      for (int64_t b = 0; b < n_blocks; ++b) {
-        const uint8_t* block = row + b * block_bytes;
-        std::memcpy(group + (b * kInterleaveRows + r) * 2, block, 2);  // the fp16 scale
-        uint8_t* block_quants = quants + b * kInterleaveRows * quant_bytes;
-        for (int64_t v = 0; v < quant_bytes / 4; ++v)
-          std::memcpy(block_quants + v * kInterleavedVectorBytes + r * 4, block + 2 + v * 4, 4);
-      }
+  uint8_t* quants = group + interleaved_scales_bytes(cols);
+  std::memset(group, 0, static_cast<size_t>(interleaved_group_bytes(t, cols)));
+  for (int r = 0; r < kInterleaveRows && first_row + r < rows; ++r) {
+    const uint8_t* row = gguf + (first_row + r) * n_blocks * block_bytes;
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      const uint8_t* block = row + b * block_bytes;
+      std::memcpy(group + (b * kInterleaveRows + r) * 2, block, 2);  // the fp16 scale
+      uint8_t* block_quants = quants + b * kInterleaveRows * quant_bytes;
+      for (int64_t v = 0; v < quant_bytes / 4; ++v)
+        std::memcpy(block_quants + v * kInterleavedVectorBytes + r * 4, block + 2 + v * 4, 4);
     }
   }
+}
+
+}  // namespace
+
+void interleave_matrix(TensorType t, const void* gguf, void* out, int64_t rows, int64_t cols) {
+  const auto* src = static_cast<const uint8_t*>(gguf);
+  auto* dst = static_cast<uint8_t*>(out);
+  const auto write_group = is_k_quant(t) ? interleave_k_group : interleave_block_group;
+#pragma omp for schedule(static)
+  for (int64_t g = 0; g < interleaved_groups(rows); ++g)
+    write_group(t, src, dst + g * interleaved_group_bytes(t, cols), g * kInterleaveRows, rows, cols);
 }
 
 }  // namespace kiln::kernels

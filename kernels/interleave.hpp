@@ -22,17 +22,23 @@
 // bytes of the GGUF matrix plus at most 64 bytes of padding per group (and
 // the zero rows of the last group). It depends on the instruction set the
 // build targets, like the code that reads it.
+//
+// Q4_K, Q5_K and Q6_K have a layout of their own in the same spirit
+// (interleave_k.hpp); the functions below cover every interleaved type.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/arch/int8.hpp"
+#include "kernels/interleave_k.hpp"
 #include "kernels/quant.hpp"
 
 namespace kiln::kernels {
 
 // The weight types stored interleaved for the matmul.
-constexpr bool is_interleaved(TensorType t) { return t == TensorType::Q8_0 || t == TensorType::Q4_0; }
+constexpr bool is_interleaved(TensorType t) {
+  return t == TensorType::Q8_0 || t == TensorType::Q4_0 || is_k_quant(t);
+}
 
 // Bytes of one row's quants in one block (the block without its fp16 scale).
 constexpr int64_t block_quant_bytes(TensorType t) { return traits_of(t).block_bytes - 2; }
@@ -46,6 +52,7 @@ constexpr int64_t interleaved_scales_bytes(int64_t cols) {
 }
 
 constexpr int64_t interleaved_group_bytes(TensorType t, int64_t cols) {
+  if (is_k_quant(t)) return k_interleaved_group_bytes(t, cols);
   return interleaved_scales_bytes(cols) + cols / kQuantBlockElems * kInterleaveRows * block_quant_bytes(t);
 }
 

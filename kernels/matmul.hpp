@@ -12,7 +12,7 @@
 namespace kiln::kernels {
 
 // The activations a matmul multiplies, in the forms weight types read:
-// floats for float weights, Q8-rounded for Q8_0 and Q4_0 (reads_q8). Both
+// floats for float weights, Q8-rounded for the quantized types (reads_q8). Both
 // are [n_tokens][Cols]; only the form the weight type reads must be filled.
 struct MatmulInput {
   const float* f;
@@ -112,7 +112,7 @@ void matmul_group(const uint8_t* w, int g, Q8In x, float* y, int n_tokens) {
 // Tokens per chunk: about 128 KiB of activations, a whole number of tiles.
 constexpr int token_chunk(TensorType t, int cols) {
   constexpr int64_t kChunkBytes = 128 * 1024;
-  const int64_t token_bytes = reads_q8(t) ? cols + cols / kQuantBlockElems * 8 : cols * 4;
+  const int64_t token_bytes = reads_q8(t) ? cols + cols / kQuantBlockElems * 4 + cols / kQ8HalfElems * 4 : cols * 4;
   const int tile = reads_q8(t) ? kQ8TokenTile : kMatmulTokenTile;
   const int64_t tiles = kChunkBytes / token_bytes / tile;
   return static_cast<int>(tiles > 0 ? tiles * tile : tile);
@@ -145,7 +145,7 @@ void matmul_units(const uint8_t* w, const MatmulInput& x, float* y, int n_tokens
 
 // y[t][r] = sum_k W[r][k] * x[t][k] for t < n_tokens (or y[t][r] += that);
 // W is Rows rows of Cols elements of type T, in GGUF layout for float types
-// and interleaved (interleave.hpp) for Q8_0 and Q4_0; x is [n_tokens][Cols],
+// and interleaved (interleave.hpp) for the quantized types; x is [n_tokens][Cols],
 // y [n_tokens][Rows]. Call from all threads of a parallel region (or from
 // serial code): the rows are shared out among them.
 template <TensorType T, int Rows, int Cols, Store S = Store::Replace, Sync Y = Sync::Barrier>

@@ -1,5 +1,5 @@
-// Activations rounded to 8 bits, the input of the integer matmul for Q8_0 and
-// Q4_0 weights, and the kernels that produce them (alone, or fused with the
+// Activations rounded to 8 bits, the input of the integer matmul for Q8_0,
+// Q4_0 and the K-quant weights, and the kernels that produce them (alone, or fused with the
 // step that computes the activations, which saves a pass and a barrier).
 //
 // The rounding is ggml's for x86 (quantize_row_q8_0): per block of 32 values,
@@ -19,15 +19,21 @@
 
 namespace kiln::kernels {
 
+// Each block's qs are also summed, per half of 16 values: weights stored as
+// unsigned codes with an offset (Q4_0's nibble - 8, Q6_K's code - 32) or a
+// subtracted min (Q4_K, Q5_K) need sum(x) over the span one weight scale
+// covers, which is 16 values for Q6_K (see int8_dot.hpp and dot_kquant.hpp).
+inline constexpr int kQ8HalfElems = kQuantBlockElems / 2;
+
 // Where rounded activations go: token t's Cols values as Cols / 32 blocks,
 // x[t][k] ~ d[t][k / 32] * qs[t][k] (d as float; its value is an fp16's),
-// and each block's sum of qs (which Q4_0 weights need, see int8_dot.hpp).
+// and the sums of qs[t][16h .. 16h + 15], half h, in sum[t][k / 16].
 struct Q8Out {
   int8_t* qs;
   float* d;
   int32_t* sum;
 
-  Q8Out at_block(int64_t block) const { return {qs + block * kQuantBlockElems, d + block, sum + block}; }
+  Q8Out at_block(int64_t block) const { return {qs + block * kQuantBlockElems, d + block, sum + 2 * block}; }
 };
 
 // The same, read-only, for the matmul.
@@ -36,7 +42,9 @@ struct Q8In {
   const float* d;
   const int32_t* sum;
 
-  Q8In at_block(int64_t block) const { return {qs + block * kQuantBlockElems, d + block, sum + block}; }
+  Q8In at_block(int64_t block) const { return {qs + block * kQuantBlockElems, d + block, sum + 2 * block}; }
+  // The sum of the block's 32 qs.
+  int32_t block_sum() const { return sum[0] + sum[1]; }
 };
 
 // Rounds one block of 32 floats.
@@ -45,12 +53,14 @@ inline void quantize_block_q8(const float* x, Q8Out out) {
   for (int j = 0; j < kQuantBlockElems; ++j) amax = std::max(amax, std::fabs(x[j]));
   *out.d = fp16_to_fp32(fp32_to_fp16(amax / 127.0f));
   const float inv_d = amax != 0.0f ? 127.0f / amax : 0.0f;
-  int32_t sum = 0;
-  for (int j = 0; j < kQuantBlockElems; ++j) {
-    out.qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * inv_d));
-    sum += out.qs[j];
+  for (int h = 0; h < 2; ++h) {
+    int32_t sum = 0;
+    for (int j = h * kQ8HalfElems; j < (h + 1) * kQ8HalfElems; ++j) {
+      out.qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * inv_d));
+      sum += out.qs[j];
+    }
+    out.sum[h] = sum;
   }
-  *out.sum = sum;
 }
 
 // Rounds one token's Cols floats.

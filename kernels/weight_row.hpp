@@ -14,8 +14,8 @@ namespace kiln::kernels {
 
 // WeightRow<T>::at(row, k) is element k of a row of type T as a float;
 // WeightRow<T>::load(row, k) elements k .. k + kFloatLanes - 1 (k a multiple
-// of kFloatLanes), for the types the float matmul reads (Q8_0 and Q4_0 are
-// read by the integer matmul instead, see dot_q8.hpp).
+// of kFloatLanes), for the types the float matmul reads (the quantized types
+// are read by the integer matmul instead, see dot_q8.hpp).
 template <TensorType T>
 struct WeightRow;
 

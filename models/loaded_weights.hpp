@@ -1,6 +1,6 @@
-// The weights as the forward pass reads them. Float and K-quant matrices are
-// used in place, in the mapped GGUF file. Q8_0 and Q4_0 matrices are
-// rearranged once at load time into the interleaved layout of
+// The weights as the forward pass reads them. Float matrices are used in
+// place, in the mapped GGUF file. Quantized matrices (Q8_0, Q4_0, K-quants)
+// are rearranged once at load time into the interleaved layout of
 // kernels/interleave.hpp, and the file's pages they came from are handed
 // back to the kernel, so the resident memory stays one copy of the weights.
 //

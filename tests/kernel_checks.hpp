@@ -1,6 +1,6 @@
 // Checks shared by the kernel tests: comparisons with tolerances or bit for
 // bit, and matmul / get_rows against the scalar reference for any weight type
-// (Q8_0 and Q4_0 with activations rounded to Q8 blocks, as the matmul reads
+// (the quantized types with activations rounded to Q8 blocks, as the matmul reads
 // them), with the numerics contract that a result never depends on the batch size, a
 // token's place in the batch, or the number of threads.
 #pragma once
@@ -100,7 +100,7 @@ inline std::vector<uint8_t> random_weights(TensorType t, int rows, int cols, uin
   return bytes;
 }
 
-// The bytes matmul reads for a GGUF matrix: the same, or interleaved (Q8_0, Q4_0).
+// The bytes matmul reads for a GGUF matrix: the same, or interleaved (quantized types).
 inline std::vector<uint8_t> matmul_layout(TensorType t, const std::vector<uint8_t>& gguf, int rows, int cols) {
   if (!kernels::is_interleaved(t)) return gguf;
   std::vector<uint8_t> out(static_cast<size_t>(kernels::interleaved_bytes(t, rows, cols)));
@@ -122,7 +122,7 @@ struct TestInput {
     if constexpr (kernels::reads_q8(T)) {
       qs.resize(values.size());
       d.resize(values.size() / kernels::kQuantBlockElems);
-      sum.resize(d.size());
+      sum.resize(values.size() / kernels::kQ8HalfElems);
       kernels::quantize_q8<Cols>(values.data(), n_tokens, {qs.data(), d.data(), sum.data()});
       for (size_t i = 0; i < values.size(); ++i) values[i] = d[i / kernels::kQuantBlockElems] * qs[i];
     }

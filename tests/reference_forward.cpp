@@ -12,7 +12,8 @@ namespace {
 
 // x as ggml (and kiln) round it before multiplying Q8_0 or Q4_0 weights:
 // blocks of 32 with scale d = amax / 127 stored as fp16, each value
-// round-to-nearest-even(x * 127 / amax) steps of d.
+// round-to-nearest-even(x * 127 / amax) steps of d. kiln rounds the input of
+// K-quant weights the same way (llama.cpp uses blocks of 256 there, Q8_K).
 std::vector<float> round_to_q8_0(std::vector<float> x) {
   for (size_t b = 0; b < x.size(); b += 32) {
     float amax = 0;
@@ -72,11 +73,12 @@ void round_to_f16(std::vector<float>& x) {
   for (float& v : x) v = round_to_half(v);
 }
 
-// A tensor's values; llama.cpp rounds what multiplies GGUF types 2 (Q4_0) and 8 (Q8_0).
+// A tensor's values, and whether kiln rounds what multiplies it (GGUF types
+// 2 Q4_0, 8 Q8_0, 12-14 Q4_K, Q5_K, Q6_K).
 Matrix matrix(const GgufFile& file, const std::string& name) {
   const GgufTensor* t = file.find_tensor(name);
   if (!t) throw Error("reference: tensor '" + name + "' is missing");
-  return {reference_dequantize(*t), t->ggml_type == 2 || t->ggml_type == 8};
+  return {reference_dequantize(*t), rounds_activations(t->ggml_type)};
 }
 
 }  // namespace

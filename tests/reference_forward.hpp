@@ -1,5 +1,5 @@
 // A plain llama forward pass for tests: every weight dequantized to float
-// (activations rounded to 8 bits where llama.cpp does), one token at a time,
+// (activations rounded to 8 bits where kiln does), one token at a time,
 // readable loops in the style of llama2.c's run.c. It is the oracle the
 // compiled models are checked against, so it shares nothing with them but
 // the GGUF file reader: its hyperparameters come from its own reading of the
@@ -16,8 +16,15 @@
 
 namespace kiln::test {
 
-// A weight matrix dequantized to float, and whether llama.cpp rounds the
-// activations it multiplies to 8 bits (it does for Q8_0 and Q4_0 weights).
+// Whether kiln rounds the activations that multiply weights of a GGUF type
+// to 8-bit blocks of 32 (it does for Q8_0, Q4_0 and the K-quants; llama.cpp
+// does for the same types, in blocks of 256 for the K-quants).
+constexpr bool rounds_activations(uint32_t ggml_type) {
+  return ggml_type == 2 || ggml_type == 8 || (ggml_type >= 12 && ggml_type <= 14);
+}
+
+// A weight matrix dequantized to float, and whether its input is rounded
+// (rounds_activations).
 struct Matrix {
   std::vector<float> values;
   bool rounds_input = false;

@@ -22,7 +22,7 @@ struct Q8Buffers {
   std::vector<int8_t> qs;
   std::vector<float> d;
   std::vector<int32_t> sum;
-  explicit Q8Buffers(size_t n_values) : qs(n_values), d(n_values / kBlock), sum(n_values / kBlock) {}
+  explicit Q8Buffers(size_t n_values) : qs(n_values), d(n_values / kBlock), sum(n_values / kQ8HalfElems) {}
   Q8Out out() { return {qs.data(), d.data(), sum.data()}; }
   bool operator==(const Q8Buffers&) const = default;  // float == is fine: no NaNs here
 };
@@ -33,13 +33,14 @@ TEST_CASE("q8 activations: known blocks") {
   x[0] = 1.0f;
   int8_t qs[kBlock];
   float d = 0.0f;
-  int32_t sum = 0;
-  const Q8Out out{qs, &d, &sum};
+  int32_t sum[2] = {};
+  const Q8Out out{qs, &d, sum};
   quantize_block_q8(x.data(), out);
   CHECK(d == 0.00787353515625f);
   CHECK(qs[0] == 127);
   for (int j = 1; j < kBlock; ++j) CHECK(qs[j] == 32);
-  CHECK(sum == 127 + 31 * 32);
+  CHECK(sum[0] == 127 + 15 * 32);
+  CHECK(sum[1] == 16 * 32);
 
   // With amax = 127 the values are their own grid index; ties go to even (as
   // ggml's x86 code rounds), not away from zero.
@@ -57,13 +58,15 @@ TEST_CASE("q8 activations: known blocks") {
   CHECK(qs[3] == -2);
   CHECK(qs[4] == -127);
   CHECK(qs[5] == 0);
-  CHECK(sum == 127 + 2 + 4 - 2 - 127);
+  CHECK(sum[0] == 127 + 2 + 4 - 2 - 127);
+  CHECK(sum[1] == 0);
 
   // An all-zero block stays zero.
   x.assign(kBlock, 0.0f);
   quantize_block_q8(x.data(), out);
   CHECK(d == 0.0f);
-  CHECK(sum == 0);
+  CHECK(sum[0] == 0);
+  CHECK(sum[1] == 0);
   for (int j = 0; j < kBlock; ++j) CHECK(qs[j] == 0);
 }
 
@@ -77,9 +80,11 @@ TEST_CASE("q8 activations: rounding error and threads") {
   // Within half a step of the grid, plus d's own fp16 rounding (relative
   // 2^-11) times the largest grid index.
   for (size_t b = 0; b < serial.d.size(); ++b) {
-    int32_t sum = 0;
-    for (int j = 0; j < kBlock; ++j) sum += serial.qs[b * kBlock + j];
-    CHECK(serial.sum[b] == sum);
+    for (int h = 0; h < 2; ++h) {
+      int32_t sum = 0;
+      for (int j = h * kQ8HalfElems; j < (h + 1) * kQ8HalfElems; ++j) sum += serial.qs[b * kBlock + j];
+      CHECK(serial.sum[2 * b + h] == sum);
+    }
     float amax = 0.0f;
     for (int j = 0; j < kBlock; ++j) amax = std::max(amax, std::fabs(x[b * kBlock + j]));
     const double tolerance = amax / 127.0 * (0.5 + 127 * 0x1p-11) + 1e-6;

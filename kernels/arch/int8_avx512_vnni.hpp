@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/arch/code_span.hpp"
 #include "kernels/quant.hpp"
 
 namespace kiln::kernels::arch {
@@ -47,6 +48,32 @@ struct Avx512VnniInt8Ops {
     return q;
   }
 
+  // A K-quant unit (kernels/interleave_k.hpp): Q4_0's nibbles, with the
+  // high bits shifted above them (a negative shift is to the right).
+  static __m512i shift(__m512i v, int left) {
+    return left >= 0 ? _mm512_sll_epi32(v, _mm_cvtsi32_si128(left)) : _mm512_srl_epi32(v, _mm_cvtsi32_si128(-left));
+  }
+  template <TensorType T>
+  static Quants decode_k(const uint8_t* unit) {
+    Quants q = decode<TensorType::Q4_0>(unit);
+    if constexpr (T == TensorType::Q5_K) {
+      const __m512i bits = _mm512_loadu_si512(unit + 4 * 64);
+      const __m512i bit4 = _mm512_set1_epi8(0x10);
+      for (int v = 0; v < 4; ++v) {
+        q.w[v] = _mm512_or_si512(q.w[v], _mm512_and_si512(shift(bits, 4 - v), bit4));
+        q.w[v + 4] = _mm512_or_si512(q.w[v + 4], _mm512_and_si512(shift(bits, -v), bit4));
+      }
+    } else if constexpr (T == TensorType::Q6_K) {
+      const __m512i bits45 = _mm512_set1_epi8(0x30);
+      for (int h = 0; h < 2; ++h) {
+        const __m512i bits = _mm512_loadu_si512(unit + (4 + h) * 64);
+        for (int v = 0; v < 4; ++v)
+          q.w[4 * h + v] = _mm512_or_si512(q.w[4 * h + v], _mm512_and_si512(shift(bits, 4 - 2 * v), bits45));
+      }
+    }
+    return q;
+  }
+
   // Activation bytes x[at .. at + 3], XORed with `flip`, in every 32-bit lane.
   static __m512i broadcast4(const int8_t* x, int at, uint32_t flip) {
     uint32_t four;
@@ -56,20 +83,27 @@ struct Avx512VnniInt8Ops {
 
   template <TensorType T>
   static Rows dot(const Quants& w, const int8_t* x, int32_t offset) {
-    __m512i sum = _mm512_setzero_si512();
     if constexpr (T == TensorType::Q4_0) {
-      // Nibbles are the unsigned operand, activations the signed one.
-      for (int v = 0; v < 4; ++v) {
-        sum = _mm512_dpbusd_epi32(sum, w.w[v], broadcast4(x, 4 * v, 0));
-        sum = _mm512_dpbusd_epi32(sum, w.w[v + 4], broadcast4(x, 16 + 4 * v, 0));
-      }
-      return _mm512_sub_epi32(sum, _mm512_set1_epi32(offset));
+      return dot_codes<CodeSpan::Both, 15>(w, x, offset);
     } else {
+      __m512i sum = _mm512_setzero_si512();
       // Both signed: x + 128 (x XOR 0x80 as an unsigned byte) times w, then
       // 128 * sum(w) taken off; every step is an exact integer.
       for (int v = 0; v < 8; ++v) sum = _mm512_dpbusd_epi32(sum, broadcast4(x, 4 * v, 0x80808080u), w.w[v]);
       return _mm512_sub_epi32(sum, w.sum128);
     }
+  }
+
+  // Unsigned codes (Q4_0, K-quants) are the unsigned operand, activations
+  // the signed one; any code of 8 bits fits.
+  template <CodeSpan S, int MaxCode>
+  static Rows dot_codes(const Quants& w, const int8_t* x, int32_t offset) {
+    __m512i sum = _mm512_setzero_si512();
+    for (int v = 0; v < 4; ++v) {
+      if constexpr (S != CodeSpan::High) sum = _mm512_dpbusd_epi32(sum, w.w[v], broadcast4(x, 4 * v, 0));
+      if constexpr (S != CodeSpan::Low) sum = _mm512_dpbusd_epi32(sum, w.w[v + 4], broadcast4(x, 16 + 4 * v, 0));
+    }
+    return _mm512_sub_epi32(sum, _mm512_set1_epi32(offset));
   }
 
   static Acc zero() { return _mm512_setzero_ps(); }
@@ -78,6 +112,14 @@ struct Avx512VnniInt8Ops {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d)));
   }
   static Acc scales(Acc w, float x_scale) { return _mm512_mul_ps(w, _mm512_set1_ps(x_scale)); }
+
+  template <bool Signed>
+  static Acc byte_scales(const uint8_t* s) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+    return _mm512_cvtepi32_ps(Signed ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes));
+  }
+  static Acc mul(Acc a, Acc b) { return _mm512_mul_ps(a, b); }
+  static Acc fnma(Acc m, float x, Acc acc) { return _mm512_fnmadd_ps(m, _mm512_set1_ps(x), acc); }
 
   static Acc fma(Rows dots, Acc scale, Acc acc) { return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots), scale, acc); }
 

@@ -69,11 +69,11 @@ struct State {
   alignas(64) float att[C::max_batch][q_dim];     // attention output before the projection
   alignas(64) float gate[C::max_batch][C::n_ff];
   alignas(64) float up[C::max_batch][C::n_ff];
-  // The current matmul input rounded to Q8 blocks, for Q8_0/Q4_0 weights
+  // The current matmul input rounded to Q8 blocks, for the integer matmul's weights
   // ([n][cols] packed for whichever input width is current).
   alignas(64) int8_t q8[C::max_batch * q8_cols];
   alignas(64) float q8_scale[C::max_batch * q8_cols / 32];
-  alignas(64) int32_t q8_sum[C::max_batch * q8_cols / 32];
+  alignas(64) int32_t q8_sum[C::max_batch * q8_cols / kernels::kQ8HalfElems];
   // This batch's keys and values in float, until RoPE is applied and they are stored in the cache.
   alignas(64) float k_new[C::max_batch][kv_dim];
   alignas(64) float v_new[C::max_batch][kv_dim];
@@ -84,7 +84,7 @@ struct State {
 
   // Where tokens from first_token on of an input cols wide are rounded to.
   kernels::Q8Out q8_out(int first_token, int cols) {
-    return {q8 + first_token * cols, q8_scale + first_token * cols / 32, q8_sum + first_token * cols / 32};
+    return {q8 + first_token * cols, q8_scale + first_token * cols / 32, q8_sum + first_token * cols / kernels::kQ8HalfElems};
   }
   // The input at f (tokens from first_token on, cols wide), in both forms.
   kernels::MatmulInput input(const float* f, int first_token, int cols) {

@@ -1,0 +1,77 @@
+// The K-quant matmul's inner loop: a group of interleaved Q4_K, Q5_K or Q6_K
+// rows (interleave_k.hpp) times activation vectors rounded to Q8 blocks
+// (q8_activations.hpp), in integer arithmetic up to each sub-block's scale.
+//
+// Numerics. For each unit b of 32 columns (activation block with scale dx
+// and half sums S0, S1) every row computes exact integer products of its
+// unsigned codes with the activations (kernels/arch/int8_*.hpp, dot_codes)
+// and then, in float, one rounding per operation, in this order:
+//   Q4_K, Q5_K (value = d * scale * code - dmin * min):
+//     acc = fma(float(sum code * x), (d * scale_b) * dx, acc)
+//     acc = acc - (dmin * min_b) * (dx * float(S0 + S1))        (fused)
+//   Q6_K (value = d * scale * (code - 32)), for each half h of 16 columns:
+//     acc = fma(float(sum code * x - 32 * S_h), (d * scale_h) * dx, acc)
+// d and dmin are the rows' fp16 values, scale and min their small integers.
+// Every instruction set performs exactly these operations, so results are
+// the same bits everywhere; tests check each against the portable ops.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/interleave_k.hpp"
+#include "kernels/q8_activations.hpp"
+
+namespace kiln::kernels {
+
+// The largest code of a K-quant type (AVX2 sums that many products in 16 bits).
+constexpr int k_max_code(TensorType t) { return t == TensorType::Q4_K ? 15 : t == TensorType::Q5_K ? 31 : 63; }
+
+// acc[t] (lane r) = dot(row r of the group, activation vector t) for NVecs
+// consecutive Q8 vectors of Cols values.
+template <class Ops, TensorType T, int Cols, int NVecs, int64_t PrefetchAhead>
+void dot_group_kquant(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs]) {
+  static_assert(is_k_quant(T) && Cols % kSuperBlockElems == 0 && Ops::kRows == kInterleaveRows);
+  using arch::CodeSpan;
+  using Acc = typename Ops::Acc;
+  constexpr int R = Ops::kRows;
+  constexpr int kBlocks = Cols / kQuantBlockElems;
+  constexpr int kMaxCode = k_max_code(T);
+  constexpr int64_t kUnitBytes = k_unit_row_bytes(T) * R;
+
+  for (auto& a : acc) a = Ops::zero();
+  for (int sb = 0; sb < Cols / kSuperBlockElems; ++sb) {
+    const uint8_t* super = group + sb * k_super_block_group_bytes(T);
+    const uint8_t* units = super + k_header_row_bytes(T) * R;
+    const Acc d = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super));
+    for (int u = 0; u < kUnitsPerSuperBlock; ++u) {
+      const uint8_t* unit = units + u * kUnitBytes;
+      for (int64_t line = 0; line < kUnitBytes; line += 64) __builtin_prefetch(unit + line + PrefetchAhead);
+      const typename Ops::Quants w = Ops::template decode_k<T>(unit);
+      const int b = sb * kUnitsPerSuperBlock + u;
+      if constexpr (T == TensorType::Q6_K) {
+        const uint8_t* scales = super + 2 * R;
+        const Acc scale_low = Ops::mul(d, Ops::template byte_scales<true>(scales + 2 * u * R));
+        const Acc scale_high = Ops::mul(d, Ops::template byte_scales<true>(scales + (2 * u + 1) * R));
+        for (int t = 0; t < NVecs; ++t) {
+          const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
+          const auto low = Ops::template dot_codes<CodeSpan::Low, kMaxCode>(w, xb.qs, 32 * xb.sum[0]);
+          const auto high = Ops::template dot_codes<CodeSpan::High, kMaxCode>(w, xb.qs, 32 * xb.sum[1]);
+          acc[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), acc[t]);
+          acc[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), acc[t]);
+        }
+      } else {
+        const Acc dmin = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super + 2 * R));
+        const Acc scale = Ops::mul(d, Ops::template byte_scales<false>(super + 4 * R + u * R));
+        const Acc min = Ops::mul(dmin, Ops::template byte_scales<false>(super + 12 * R + u * R));
+        for (int t = 0; t < NVecs; ++t) {
+          const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
+          const auto dots = Ops::template dot_codes<CodeSpan::Both, kMaxCode>(w, xb.qs, 0);
+          acc[t] = Ops::fma(dots, Ops::scales(scale, *xb.d), acc[t]);
+          acc[t] = Ops::fnma(min, *xb.d * static_cast<float>(xb.block_sum()), acc[t]);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace kiln::kernels
