@@ -58,7 +58,9 @@ KILN_API const char* kiln_last_error(void);
 KILN_API kiln_sampling kiln_sampling_default(void);
 
 /* Loads the model this library was compiled for. gguf_path: a GGUF holding
- * it (checked to be that model), or NULL for the file it was compiled from.
+ * it (checked to be that model), or NULL for its default: the weights built
+ * into the library (kiln_add_model ... EMBED), else the GGUF found through
+ * $KILN_MODEL_PATH, next to the program, or where it was at build time.
  * NULL on failure. */
 KILN_API kiln_model* kiln_model_load(const char* gguf_path);
 KILN_API void kiln_model_free(kiln_model* model);

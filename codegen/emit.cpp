@@ -2,8 +2,11 @@
 
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <sstream>
+
+#include "engine/error.hpp"
 
 namespace kiln::codegen {
 
@@ -156,6 +159,34 @@ std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std:
   return f.str();
 }
 
+// <name>.weights.cpp: the weight image as the program's read-only data,
+// assembled from the file by .incbin (the compiler never sees its bytes, so
+// gigabytes cost the assembler a copy and nothing else). It starts on a 2 MB
+// boundary, so that it can be mapped with 2 MB pages (WeightImage::advise_huge_pages).
+// On x86-64 it goes to .lrodata, which the linker places after everything
+// else: the rest of the program stays within reach of the 32-bit offsets the
+// default code model uses, however large the image is. The code refers to
+// its first byte, which is near, and to its size, a word in .rodata that the
+// assembler computes, never to its end, which may be gigabytes away.
+std::string emit_weights(const std::string& image_path, const std::string& symbol, const std::string& banner) {
+  if (image_path.find_first_of("\"\\\n") != std::string::npos)
+    throw Error("the weight image path '" + image_path + "' holds a quote, backslash or newline, which .incbin cannot take");
+  auto global = [](const std::string& name) { return "\".globl " + name + "\\n.hidden " + name + "\\n" + name + ":\\n\"\n"; };
+  return banner +
+         "// The weight image (models/weight_image.hpp), built into the read-only data.\n"
+         "#if defined(__x86_64__)\n#define KILN_WEIGHTS_SECTION \".lrodata,\\\"a\\\"\"\n"
+         "#else\n#define KILN_WEIGHTS_SECTION \".rodata\"\n#endif\n\n"
+         "__asm__(\".pushsection \" KILN_WEIGHTS_SECTION \"\\n\"\n"
+         "        \".balign 2097152\\n\"\n        " + global(symbol) +
+         "        \".incbin \\\"" + image_path + "\\\"\\n\"\n"
+         "        \"" + symbol + "_end:\\n\"\n"
+         "        \".popsection\\n\"\n"
+         "        \".pushsection .rodata\\n\"\n"
+         "        \".balign 8\\n\"\n        " + global(symbol + "_size") +
+         "        \".quad " + symbol + "_end - " + symbol + "\\n\"\n"
+         "        \".popsection\\n\");\n";
+}
+
 }  // namespace
 
 std::string identifier(const std::string& name) {
@@ -172,42 +203,70 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
   const std::string forward_include = "#include \"" + opt.name + ".forward.hpp\"\n";
   GeneratedSources out;
 
+  const std::string gguf_file = std::filesystem::path(opt.gguf_path).filename().string();
+  const bool embed = !opt.embed_image.empty();
   out.header = banner +
                "#pragma once\n\n#include <memory>\n#include <string>\n\n#include \"engine/model.hpp\"\n\n"
                "namespace " + ns + " {\n\n"
-               "// The GGUF this model was compiled from: the default for load().\n"
-               "inline constexpr const char* kDefaultGguf = " + quoted(opt.gguf_path) + ";\n\n"
+               "// The GGUF this model was compiled from, where it was at build time.\n"
+               "inline constexpr const char* kDefaultGguf = " + quoted(opt.gguf_path) + ";\n"
+               "// Whether its weights are built into this code (kiln_add_model ... EMBED).\n"
+               "inline constexpr bool kBuiltIn = " + bool_literal(embed) + ";\n\n"
+               "// The model: " + (embed ? "the weights built into the program, read in place.\n"
+                                         : "the GGUF kiln::default_model_path finds ($KILN_MODEL_PATH, else\n"
+                                           "// " + gguf_file + " next to the program, else kDefaultGguf).\n") +
+               "std::unique_ptr<kiln::Model> load();\n"
                "// Maps a GGUF holding this model's weights. Throws kiln::Error if the file is\n"
                "// unreadable or is not the model this code was generated for.\n"
-               "std::unique_ptr<kiln::Model> load(const std::string& gguf_path = kDefaultGguf);\n\n"
+               "std::unique_ptr<kiln::Model> load(const std::string& gguf_path);\n\n"
                "}  // namespace " + ns + "\n";
 
   out.forward = emit_forward(d, opt, banner, internal_ns);
   out.timed = banner + forward_include + "\nnamespace " + internal_ns + " {\n\ntemplate " + kTimedRun +
               ";\n\n}  // namespace " + internal_ns + "\n";
 
+  // The weight image's bounds, defined in <name>.weights.cpp.
+  const std::string image_symbol = "kiln_weights_" + identifier(opt.name);
   std::ostringstream m;
   m << banner << "#include \"" << opt.name << ".hpp\"\n" << forward_include
-    << "\n#include \"models/llama/compiled_model.hpp\"\n\n"
-    << "namespace " << ns << " {\n\nnamespace {\n\n";
+    << "\n#include \"engine/model_path.hpp\"\n#include \"models/llama/compiled_model.hpp\"\n\n";
+  if (embed)
+    m << "// The weight image, in the program's read-only data (" << opt.name << ".weights.cpp).\n"
+      << "extern \"C\" __attribute__((visibility(\"hidden\"))) const unsigned char " << image_symbol << "[];\n"
+      << "extern \"C\" __attribute__((visibility(\"hidden\"))) const uint64_t " << image_symbol << "_size;\n\n";
+  m << "namespace " << ns << " {\n\nnamespace {\n\n";
   emit_desc(m, d);
-  m << "}  // namespace\n\n"
+  m << "using Compiled = kiln::llama::CompiledModel<generated::Config, generated::Forward>;\n\n"
+    << "}  // namespace\n\n"
     << "std::unique_ptr<kiln::Model> load(const std::string& gguf_path) {\n"
-    << "  using Compiled = kiln::llama::CompiledModel<generated::Config, generated::Forward>;\n"
     << "  return std::make_unique<Compiled>(kCompiledDesc, gguf_path);\n"
-    << "}\n\n}  // namespace " << ns << "\n";
+    << "}\n\n"
+    << "std::unique_ptr<kiln::Model> load() {\n";
+  if (embed)
+    m << "  const std::span<const uint8_t> image(" << image_symbol << ", size_t(" << image_symbol << "_size));\n"
+      << "  return std::make_unique<Compiled>(kCompiledDesc, image, " << quoted(opt.name + " (built in)") << ");\n";
+  else
+    m << "  return load(kiln::default_model_path(" << quoted(gguf_file) << ", kDefaultGguf));\n";
+  m << "}\n\n}  // namespace " << ns << "\n";
   out.model = m.str();
+
+  if (embed) {
+    out.pack = banner + forward_include + "#include \"models/llama/pack_weights.hpp\"\n\n" +
+               "int main(int argc, char** argv) {\n  return kiln::llama::pack_main<" + internal_ns +
+               "::Config>(argc, argv, " + quoted(opt.name + "-pack") + ");\n}\n";
+    out.weights = emit_weights(opt.embed_image, image_symbol, banner);
+  }
 
   auto program = [&](const std::string& header, const std::string& entry) {
     return banner + "#include \"" + opt.name + ".hpp\"\n#include \"" + header + "\"\n\n" +
-           "int main(int argc, char** argv) {\n  return kiln::" + entry + "(argc, argv, " + quoted(opt.name) + ", " +
-           ns + "::kDefaultGguf, " + ns + "::load);\n}\n";
+           "int main(int argc, char** argv) {\n  return kiln::" + entry + "(argc, argv, {" + quoted(opt.name) + ", " +
+           ns + "::kDefaultGguf, " + ns + "::kBuiltIn, " + ns + "::load, " + ns + "::load});\n}\n";
   };
   out.main = program("examples/cli.hpp", "cli_main");
   out.bench = program("examples/bench.hpp", "bench_main");
   out.capi = banner + "#include \"" + opt.name + ".hpp\"\n#include \"capi/compiled_model.hpp\"\n\n" +
              "std::unique_ptr<kiln::Model> kiln::capi::load_compiled_model(const std::string& gguf_path) {\n" +
-             "  return " + ns + "::load(gguf_path.empty() ? std::string(" + ns + "::kDefaultGguf) : gguf_path);\n}\n";
+             "  return gguf_path.empty() ? " + ns + "::load() : " + ns + "::load(gguf_path);\n}\n";
   out.perplexity = program("examples/perplexity.hpp", "perplexity_main");
   out.server = program("examples/server/server.hpp", "server_main");
   return out;

@@ -15,6 +15,9 @@ struct BuildOptions {
   int n_ctx = 0;          // positions of the KV cache
   int max_batch = 0;      // tokens per forward call
   TensorType kv_type = TensorType::F16;  // KV cache element type: F16 or F32
+  // The weight image to build into the program (<name>.weights, written by
+  // <name>-pack); empty: the program reads a GGUF at run time.
+  std::string embed_image{};
 };
 
 struct GeneratedSources {
@@ -27,6 +30,8 @@ struct GeneratedSources {
   std::string capi;     // <name>.capi.cpp: binds the C API (capi/kiln.h) of lib<name>.so to load()
   std::string perplexity;  // <name>.perplexity.cpp: the perplexity program
   std::string server;   // <name>.server.cpp: the OpenAI-compatible HTTP server
+  std::string pack;     // <name>.pack.cpp: the build-time packer of the weight image (with embed_image)
+  std::string weights;  // <name>.weights.cpp: the weight image in the read-only data (with embed_image)
 };
 
 GeneratedSources emit_model(const ModelDesc& desc, const BuildOptions& opt);

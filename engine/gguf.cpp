@@ -380,6 +380,15 @@ GgufFile GgufFile::from_bytes(std::span<const uint8_t> bytes, const std::string&
   return f;
 }
 
+GgufFile GgufFile::from_header(std::span<const uint8_t> bytes, const std::string& name) {
+  GgufFile f;
+  f.path_ = name;
+  f.base_ = bytes.data();
+  f.size_ = bytes.size();
+  f.parse(/*with_data=*/false);
+  return f;
+}
+
 GgufFile::GgufFile(GgufFile&& other) noexcept { *this = std::move(other); }
 
 // Moving keeps every pointer valid: the mapping stays where it is, and a
@@ -421,7 +430,7 @@ GgufFile::~GgufFile() {
   if (mapping_) munmap(mapping_, size_);
 }
 
-void GgufFile::parse() {
+void GgufFile::parse(bool with_data) {
   if (size_ == 0) throw Error(path_ + ": file is empty");
   Reader r(path_, {base_, size_});
   version_ = read_version(r);
@@ -441,7 +450,7 @@ void GgufFile::parse() {
   }
   // A file without tensors may end before this offset; nothing is read there.
   data_offset_ = gguf_align(r.offset(), alignment_);
-  place_tensors(tensors_, base_, size_, data_offset_, path_);
+  if (with_data) place_tensors(tensors_, base_, size_, data_offset_, path_);
 }
 
 }  // namespace kiln

@@ -4,6 +4,7 @@
 // key or tensor name).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -108,6 +109,11 @@ class GgufFile {
   static GgufFile open(const std::string& path);
   // Parses an in-memory image (used by tests); the bytes are copied.
   static GgufFile from_bytes(std::span<const uint8_t> bytes, const std::string& name = "<memory>");
+  // Parses a file's metadata and tensor directory only, `bytes` being the
+  // file's first data_offset() bytes (a model's weights built into a program,
+  // models/weight_image.hpp). The bytes are not copied and must outlive the
+  // result; every tensor's `data` is null, and nothing else differs.
+  static GgufFile from_header(std::span<const uint8_t> bytes, const std::string& name);
 
   GgufFile(GgufFile&&) noexcept;
   GgufFile& operator=(GgufFile&&) noexcept;
@@ -118,6 +124,8 @@ class GgufFile {
   uint64_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }  // start of the data section in the file
   size_t file_size() const { return size_; }
+  // The file's first data_offset() bytes: its metadata and tensor directory (what from_header reads).
+  std::span<const uint8_t> header_bytes() const { return {base_, std::min<size_t>(data_offset_, size_)}; }
 
   const std::map<std::string, GgufValue>& metadata() const { return kv_; }
   const std::vector<GgufTensor>& tensors() const { return tensors_; }
@@ -149,7 +157,7 @@ class GgufFile {
 
  private:
   GgufFile() = default;
-  void parse();
+  void parse(bool with_data = true);
 
   std::string path_;
   const uint8_t* base_ = nullptr;  // the whole file image

@@ -54,7 +54,10 @@ class Model {
   virtual const ModelDesc& desc() const = 0;
   // Names these weights (model_fingerprint): what saved states are checked against.
   virtual uint64_t fingerprint() const = 0;
-  virtual const std::string& gguf_path() const = 0;
+  virtual const std::string& gguf_path() const = 0;  // for built-in weights, "<name> (built in)"
+  // The GGUF's metadata and tensor directory (chat template, tokenizer keys);
+  // for built-in weights, a GgufFile without tensor data.
+  virtual const GgufFile& gguf() const = 0;
   virtual const Tokenizer& tokenizer() const = 0;
   virtual int n_ctx() const = 0;      // positions a KV cache holds (fixed at build time)
   virtual int max_batch() const = 0;  // tokens one forward call takes at most (fixed at build time)

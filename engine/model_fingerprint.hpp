@@ -18,4 +18,13 @@ namespace kiln {
 // lacks a tensor `desc` lists.
 uint64_t model_fingerprint(const ModelDesc& desc, const GgufFile& file);
 
+// The same from the file's content hash, for weights built into a program
+// (models/weight_image.hpp), which record their GGUF's: the program then
+// names its weights exactly as one reading that GGUF does.
+uint64_t model_fingerprint(const ModelDesc& desc, uint64_t file_hash);
+
+// content_hash of every byte of `file`, from the cache when this version of
+// the file was hashed before (and recorded there when not).
+uint64_t file_content_hash(const GgufFile& file);
+
 }  // namespace kiln

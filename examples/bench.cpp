@@ -12,6 +12,7 @@
 #include "engine/cli_support.hpp"
 #include "engine/error.hpp"
 #include "examples/bench_stats.hpp"
+#include "examples/load_bench.hpp"
 #include "examples/machine_probe.hpp"
 #include "examples/prefix_bench.hpp"
 #include "examples/resident_memory.hpp"
@@ -35,6 +36,9 @@ struct BenchOptions {
   std::string limits_path;  // empty: the default cache, if it exists
   bool json = false;
   int prefix_tokens = 0;  // --prefix N: time to first token with part of an N-token prompt cached
+  bool load = false;         // --load: start to first token in fresh processes, instead of pp/tg
+  bool drop_caches = false;  // --drop-caches: ... with the page cache dropped before each (cold)
+  bool load_child = false;   // one process measured by --load (kLoadChildFlag)
 };
 
 std::vector<int> parse_list(const std::string& flag, const std::string& text, int min_value) {
@@ -59,15 +63,20 @@ const char* kUsage =
     "      --machine FILE   machine limits to compare with (default: %s)\n"
     "      --prefix N       time to first token for an N-token prompt, cold and with 50/90/100 %%\n"
     "                       of it cached (in memory and in a state file), instead of pp/tg\n"
+    "      --load           load time: from starting a process of this program to its first\n"
+    "                       token of an empty prompt, median of -r processes (threads: the first\n"
+    "                       of -t), with their peak resident memory, instead of pp/tg\n"
+    "      --drop-caches    with --load: drop the page cache before each process (cold; root only)\n"
     "  -h, --help           show this help\n";
 
-BenchOptions parse_bench(int argc, char** argv, const char* name, const char* default_gguf) {
+BenchOptions parse_bench(int argc, char** argv, const ModelEntry& model) {
   BenchOptions o;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&] { return flag_value(argc, argv, i); };
     if (flag == "-h" || flag == "--help") {
-      std::printf(kUsage, (std::string(name) + "-bench").c_str(), default_gguf, default_limits_path().c_str());
+      std::printf(kUsage, (std::string(model.name) + "-bench").c_str(), default_model_text(model).c_str(),
+                  default_limits_path().c_str());
       std::exit(0);
     } else if (flag == "-m" || flag == "--model") o.model_path = value();
     else if (flag == "-p" || flag == "--n-prompt") o.prompt_sizes = parse_list(flag, value(), 0);
@@ -81,9 +90,13 @@ BenchOptions parse_bench(int argc, char** argv, const char* name, const char* de
     } else if (flag == "--probe") o.probe = true;
     else if (flag == "--machine") o.limits_path = value();
     else if (flag == "--prefix") o.prefix_tokens = parse_list(flag, value(), 2).at(0);
+    else if (flag == "--load") o.load = true;
+    else if (flag == "--drop-caches") o.drop_caches = true;
+    else if (flag == kLoadChildFlag) o.load_child = true;
     else throw Error("unknown argument '" + flag + "' (see --help)");
   }
   if (o.threads.empty()) o.threads = {static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
+  if (o.drop_caches && !o.load) throw Error("--drop-caches: needs --load");
   return o;
 }
 
@@ -342,8 +355,14 @@ void print_json(const std::string& name, const ModelCost& cost, const std::vecto
   std::printf("]\n");
 }
 
-int run(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
-  const BenchOptions o = parse_bench(argc, argv, name, default_gguf);
+int run(int argc, char** argv, const ModelEntry& entry) {
+  const char* name = entry.name;
+  const BenchOptions o = parse_bench(argc, argv, entry);
+  if (o.load_child) return run_load_child(entry, o.model_path, o.threads.front());
+  if (o.load) {
+    run_load_bench(entry, {o.model_path, o.threads.front(), o.repetitions, o.drop_caches});
+    return 0;
+  }
   std::optional<MachineLimits> limits;
   const int max_threads = *std::max_element(o.threads.begin(), o.threads.end());
   const std::string limits_path = o.limits_path.empty() ? default_limits_path() : o.limits_path;
@@ -366,7 +385,7 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
   // The probe's 2 GiB buffer is no part of the model's memory: the peak starts again after it.
   const bool peak_valid = !o.probe || reset_peak_resident();
 
-  std::unique_ptr<Model> model = load(o.model_path.empty() ? default_gguf : o.model_path);
+  std::unique_ptr<Model> model = load_model(entry, o.model_path);
   for (int p : o.prompt_sizes)
     if (p > model->n_ctx()) throw Error("-p " + std::to_string(p) + " exceeds the context of " + std::to_string(model->n_ctx()));
   for (int n : o.gen_sizes)
@@ -407,8 +426,8 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
 
 }  // namespace
 
-int bench_main(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
-  return run_reporting_errors(std::string(name) + "-bench", [&] { return run(argc, argv, name, default_gguf, load); });
+int bench_main(int argc, char** argv, const ModelEntry& model) {
+  return run_reporting_errors(std::string(model.name) + "-bench", [&] { return run(argc, argv, model); });
 }
 
 }  // namespace kiln

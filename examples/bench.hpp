@@ -8,6 +8,6 @@
 namespace kiln {
 
 // `name` is the model's name (the program is <name>-bench).
-int bench_main(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load);
+int bench_main(int argc, char** argv, const ModelEntry& model);
 
 }  // namespace kiln

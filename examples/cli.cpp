@@ -3,12 +3,14 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <thread>
 
 #include "engine/cli_support.hpp"
 #include "engine/error.hpp"
+#include "engine/model_path.hpp"
 #include "engine/session.hpp"
 #include "examples/cli_chat.hpp"
 #include "examples/cli_options.hpp"
@@ -22,8 +24,9 @@ namespace {
 
 double per_second(int count, double ms) { return ms > 0 ? 1000.0 * count / ms : 0.0; }
 
-void print_header(const char* name, int threads, const Sampler& sampler, double load_ms) {
+void print_header(const char* name, const Model& model, int threads, const Sampler& sampler, double load_ms) {
   std::fprintf(stderr, "\n%s: %d threads, seed %llu\n", name, threads, static_cast<unsigned long long>(sampler.seed()));
+  std::fprintf(stderr, "weights           = %s\n", model.gguf_path().c_str());
   std::fprintf(stderr, "load time         = %10.2f ms\n", load_ms);
 }
 
@@ -37,17 +40,18 @@ void print_timings(const GenerationStats& s) {
   std::fprintf(stderr, "time to 1st token = %10.2f ms\n", s.ttft_ms);
 }
 
-int run(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
+int run(int argc, char** argv, const ModelEntry& entry) {
+  const char* name = entry.name;
   // A write beyond the file size limit then fails (and is cleaned up) instead of killing the program.
   std::signal(SIGXFSZ, SIG_IGN);
   const CliOptions opt = parse_cli(argc, argv);
   if (opt.help) {
-    std::fputs(cli_usage(name, default_gguf).c_str(), stdout);
+    std::fputs(cli_usage(name, default_model_text(entry)).c_str(), stdout);
     return 0;
   }
 
   const auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<Model> model = load(opt.model_path.empty() ? default_gguf : opt.model_path);
+  std::unique_ptr<Model> model = load_model(entry, opt.model_path);
   const double load_ms = ms_since(t0);
   const int wanted = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   Session session(*model);
@@ -59,7 +63,7 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
     Sampler sampler(opt.sampling, model->n_vocab());
     const ChatIo io{print_text, [](std::string& line) { return static_cast<bool>(std::getline(std::cin, line)); }};
     const GenerationStats total = run_conversation(session, opt, sampler, io);
-    print_header(name, threads, sampler, load_ms);
+    print_header(name, *model, threads, sampler, load_ms);
     print_timings(total);
     return 0;
   }
@@ -103,7 +107,7 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
   print_text(detok.flush() + "\n");
   if (prompt_cache) prompt_cache->save(session, prompt);
 
-  print_header(name, threads, sampler, load_ms);
+  print_header(name, *model, threads, sampler, load_ms);
   if (prompt_cache)
     std::fprintf(stderr, "prompt cache: reused %d of %d tokens (read in %.2f ms)\n", s.reused_tokens, s.prompt_tokens,
                  cache_load_ms);
@@ -130,8 +134,18 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
 
 }  // namespace
 
-int cli_main(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
-  return run_reporting_errors(name, [&] { return run(argc, argv, name, default_gguf, load); });
+std::unique_ptr<Model> load_model(const ModelEntry& model, const std::string& m_flag) {
+  return m_flag.empty() ? model.load_default() : model.load_file(m_flag);
+}
+
+std::string default_model_text(const ModelEntry& model) {
+  if (model.built_in) return "the weights built into this program";
+  const std::string file = std::filesystem::path(model.build_gguf).filename().string();
+  return "$" + std::string(kModelPathVariable) + ", else " + file + " next to this program, else " + model.build_gguf;
+}
+
+int cli_main(int argc, char** argv, const ModelEntry& model) {
+  return run_reporting_errors(model.name, [&] { return run(argc, argv, model); });
 }
 
 }  // namespace kiln

@@ -17,7 +17,7 @@ chat::ChatTemplate load_chat_template(const Model& model, const std::string& tem
     const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     return chat::ChatTemplate(source, template_file);
   }
-  const std::optional<std::string> source = chat::gguf_chat_template(GgufFile::open(model.gguf_path()));
+  const std::optional<std::string> source = chat::gguf_chat_template(model.gguf());
   if (!source) {
     std::fputs("conversation: the GGUF has no tokenizer.chat_template; using ChatML (<|im_start|>role ... <|im_end|>)\n",
                stderr);

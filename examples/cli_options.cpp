@@ -79,11 +79,11 @@ CliOptions parse_cli(int argc, char** argv) {
   return o;
 }
 
-std::string cli_usage(const std::string& program, const std::string& default_gguf) {
+std::string cli_usage(const std::string& program, const std::string& default_model) {
   std::ostringstream u;
   u << "usage: " << program << " [options]\n\n"
     << "Generates text with the model compiled into this binary.\n\n"
-    << "  -m, --model FILE        GGUF with this model's weights (default: " << default_gguf << ")\n"
+    << "  -m, --model FILE        GGUF with this model's weights (default: " << default_model << ")\n"
     << "  -p, --prompt TEXT       prompt to start from (default: empty, i.e. BOS only)\n"
     << "  -f, --file FILE         read the prompt from a file\n"
     << "      --prompt-ids IDS    the prompt as token ids, e.g. \"1 716 235\" (fed as given, no BOS added)\n"

@@ -31,6 +31,6 @@ struct CliOptions {
 // or malformed value, or an unreadable -f file.
 CliOptions parse_cli(int argc, char** argv);
 
-std::string cli_usage(const std::string& program, const std::string& default_gguf);
+std::string cli_usage(const std::string& program, const std::string& default_model);
 
 }  // namespace kiln

@@ -39,13 +39,13 @@ const char* kUsage =
 
 // Returns nullopt after printing the help.
 std::optional<PerplexityOptions> parse_perplexity(int argc, char** argv, const std::string& program,
-                                                  const char* default_gguf) {
+                                                  const ModelEntry& model) {
   PerplexityOptions o;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&] { return flag_value(argc, argv, i); };
     if (flag == "-h" || flag == "--help") {
-      std::printf(kUsage, program.c_str(), default_gguf);
+      std::printf(kUsage, program.c_str(), default_model_text(model).c_str());
       return std::nullopt;
     } else if (flag == "-m" || flag == "--model") o.model_path = value();
     else if (flag == "-f" || flag == "--file") o.text_path = value();
@@ -59,14 +59,14 @@ std::optional<PerplexityOptions> parse_perplexity(int argc, char** argv, const s
   return o;
 }
 
-int run(int argc, char** argv, const std::string& program, const char* default_gguf, LoadModelFn load) {
-  const std::optional<PerplexityOptions> parsed = parse_perplexity(argc, argv, program, default_gguf);
+int run(int argc, char** argv, const std::string& program, const ModelEntry& entry) {
+  const std::optional<PerplexityOptions> parsed = parse_perplexity(argc, argv, program, entry);
   if (!parsed) return 0;
   const PerplexityOptions& opt = *parsed;
   // The text first: a wrong path is reported before the model is mapped.
   const std::string text = read_text_file("-f", opt.text_path, "text file");
 
-  std::unique_ptr<Model> model = load(opt.model_path.empty() ? default_gguf : opt.model_path);
+  std::unique_ptr<Model> model = load_model(entry, opt.model_path);
   const int n_ctx = opt.n_ctx > 0 ? opt.n_ctx : model->n_ctx();
   if (n_ctx > model->n_ctx())
     throw Error("-c " + std::to_string(n_ctx) + ": larger than the context this program was compiled for (" +
@@ -115,9 +115,9 @@ int run(int argc, char** argv, const std::string& program, const char* default_g
 
 }  // namespace
 
-int perplexity_main(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
-  const std::string program = std::string(name) + "-perplexity";
-  return run_reporting_errors(program, [&] { return run(argc, argv, program, default_gguf, load); });
+int perplexity_main(int argc, char** argv, const ModelEntry& model) {
+  const std::string program = std::string(model.name) + "-perplexity";
+  return run_reporting_errors(program, [&] { return run(argc, argv, program, model); });
 }
 
 }  // namespace kiln

@@ -9,6 +9,6 @@
 namespace kiln {
 
 // `name` is the model's name (the program is <name>-perplexity).
-int perplexity_main(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load);
+int perplexity_main(int argc, char** argv, const ModelEntry& model);
 
 }  // namespace kiln

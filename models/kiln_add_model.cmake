@@ -1,4 +1,4 @@
-# kiln_add_model(<name> GGUF <path> [CTX <n>] [BATCH <n>] [KV f16|f32])
+# kiln_add_model(<name> GGUF <path> [CTX <n>] [BATCH <n>] [KV f16|f32] [EMBED])
 #
 # Compiles the model in a GGUF file into:
 #   <name>_model  a static library (include "<name>.hpp", call kiln::models::<name>::load())
@@ -17,8 +17,13 @@
 # BATCH the most tokens one forward call ingests (default 512, at most CTX);
 # KV the element type of the KV cache (default f16, as llama.cpp; f32 doubles
 # the cache's memory, for comparisons with F32-attention references).
+# EMBED builds the weights into the library (and so into both programs), in
+# the layout the kernels read: <name>-pack writes them (<name>.weights) at
+# build time, and the programs run with no GGUF (-m still takes one).
+# Without EMBED, load() finds the GGUF through $KILN_MODEL_PATH, next to the
+# program, or where it was at build time (engine/model_path.hpp).
 function(kiln_add_model name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GGUF;CTX;BATCH;KV" "")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "EMBED" "GGUF;CTX;BATCH;KV" "")
   if(NOT ARG_GGUF)
     message(FATAL_ERROR "kiln_add_model(${name}): GGUF <path> is required")
   endif()
@@ -38,11 +43,18 @@ function(kiln_add_model name)
   # and install alike); taken from the function's own directory because the
   # caller's scope, after add_subdirectory(kiln), sees none of kiln's variables.
   set(capi_exports "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/kiln_capi.map")
+  set(generated "${out}/${name}.hpp" "${out}/${name}.forward.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.timed.cpp"
+                "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp" "${out}/${name}.perplexity.cpp"
+                "${out}/${name}.server.cpp" "${out}/${name}.capi.cpp")
+  set(embed_args)
+  if(ARG_EMBED)
+    list(APPEND generated "${out}/${name}.pack.cpp" "${out}/${name}.weights.cpp")
+    set(embed_args --embed "${out}/${name}.weights")
+  endif()
   add_custom_command(
-    OUTPUT "${out}/${name}.hpp" "${out}/${name}.forward.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.timed.cpp"
-           "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp" "${out}/${name}.perplexity.cpp" "${out}/${name}.server.cpp"
-           "${out}/${name}.capi.cpp"
+    OUTPUT ${generated}
     COMMAND kiln::codegen "${gguf}" --name "${name}" --out-dir "${out}" --ctx ${ARG_CTX} --batch ${ARG_BATCH} --kv ${ARG_KV}
+            ${embed_args}
     DEPENDS kiln::codegen "${gguf}"
     COMMENT "kiln: generating model ${name} from ${gguf}"
     VERBATIM)
@@ -52,6 +64,27 @@ function(kiln_add_model name)
   target_include_directories(${name}_model PUBLIC "${out}")
   target_link_libraries(${name}_model PUBLIC kiln::models PRIVATE kiln::arch)
   set_target_properties(${name}_model PROPERTIES POSITION_INDEPENDENT_CODE ON)  # also in lib<name>.so
+  if(ARG_EMBED)
+    # The packer is built for the model's instruction set, like the layout it
+    # writes (run through CMAKE_CROSSCOMPILING_EMULATOR when cross-compiling).
+    add_executable(${name}-pack "${out}/${name}.pack.cpp")
+    target_include_directories(${name}-pack PRIVATE "${out}")
+    target_link_libraries(${name}-pack PRIVATE kiln::models kiln::arch)
+    set_target_properties(${name}-pack PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${out}")
+    add_custom_command(
+      OUTPUT "${out}/${name}.weights"
+      COMMAND ${name}-pack "${gguf}" "${out}/${name}.weights"
+      DEPENDS ${name}-pack "${gguf}"
+      COMMENT "kiln: packing the weights of ${name} for its programs"
+      VERBATIM)
+    # .incbin reads the image: the object is rebuilt when it changes.
+    set_source_files_properties("${out}/${name}.weights.cpp" PROPERTIES OBJECT_DEPENDS "${out}/${name}.weights")
+    target_sources(${name}_model PRIVATE "${out}/${name}.weights.cpp" "${out}/${name}.weights")
+    # Segments aligned to 2 MB in the file as in memory: the image's 2 MB
+    # boundaries then fall on the file's, so the kernel can map its
+    # page-cache folios with 2 MB pages (WeightImage::advise_huge_pages).
+    target_link_options(${name}_model INTERFACE LINKER:-z,max-page-size=0x200000)
+  endif()
 
   add_executable(${name} "${out}/${name}.main.cpp")
   target_link_libraries(${name} PRIVATE ${name}_model kiln::cli kiln::arch)
@@ -92,14 +125,14 @@ function(kiln_warn_if_unoptimized)
 endfunction()
 
 # kiln_add_synthetic_model(<name> [PRESET <preset>] [TYPE <type>] [SEED <n>] [SYNTH_ARGS <kiln-synth flags>...]
-#                          [CTX <n>] [BATCH <n>] [KV f16|f32])
+#                          [CTX <n>] [BATCH <n>] [KV f16|f32] [EMBED])
 #
 # Generates a random-weight GGUF with kiln-synth at build time
 # (<build>/models/<name>.gguf), then compiles it like kiln_add_model.
 # SYNTH_ARGS passes any other kiln-synth flags (sizes, per-role types, --arch,
 # --tied, --rope-freqs); without a PRESET they must give every size.
 function(kiln_add_synthetic_model name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "PRESET;TYPE;SEED;CTX;BATCH;KV" "SYNTH_ARGS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "EMBED" "PRESET;TYPE;SEED;CTX;BATCH;KV" "SYNTH_ARGS")
   set(synth_args ${ARG_SYNTH_ARGS})
   if(ARG_PRESET)
     list(PREPEND synth_args --preset ${ARG_PRESET})
@@ -124,5 +157,8 @@ function(kiln_add_synthetic_model name)
       list(APPEND extra ${opt} ${ARG_${opt}})
     endif()
   endforeach()
+  if(ARG_EMBED)
+    list(APPEND extra EMBED)
+  endif()
   kiln_add_model(${name} GGUF "${gguf}" ${extra})
 endfunction()

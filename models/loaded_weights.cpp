@@ -40,15 +40,16 @@ const float* LoadedWeights::vector(const GgufTensor& tensor) {
   return static_cast<const float*>(copy);
 }
 
-const void* LoadedWeights::matrix(const GgufTensor& tensor) {
-  if (!kernels::is_interleaved(tensor.type)) return tensor.data;
+std::span<const uint8_t> LoadedWeights::matrix(const GgufTensor& tensor) {
+  if (!kernels::is_interleaved(tensor.type)) return {tensor.data, tensor.nbytes};
   const int64_t cols = tensor.dims[0];
   const int64_t rows = tensor.n_elements() / cols;
-  void* copy = allocate(kernels::interleaved_bytes(tensor.type, rows, cols));
+  const int64_t bytes = kernels::interleaved_bytes(tensor.type, rows, cols);
+  void* copy = allocate(bytes);
 #pragma omp parallel
   kernels::interleave_matrix(tensor.type, tensor.data, copy, rows, cols);
   release_file_pages(tensor.data, tensor.nbytes);
-  return copy;
+  return {static_cast<const uint8_t*>(copy), static_cast<size_t>(bytes)};
 }
 
 }  // namespace kiln

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "engine/gguf.hpp"
@@ -25,8 +26,10 @@ class LoadedWeights {
 
   // What the matmul reads for `tensor` (rows = dims[1], cols = dims[0]):
   // its bytes in the file, or an interleaved copy made now. Call outside any
-  // parallel region (it opens its own).
-  const void* matrix(const GgufTensor& tensor);
+  // parallel region (it opens its own). The one definition of that layout:
+  // weights built into a program are packed by this same call at build time
+  // (models/weight_sources.hpp).
+  std::span<const uint8_t> matrix(const GgufTensor& tensor);
 
  private:
   struct FreeAligned {

@@ -145,3 +145,24 @@ TEST_CASE("codegen emits the KV cache type: F16 unless F32 is asked for") {
       d, {.name = "m", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32, .kv_type = kiln::TensorType::F32});
   CHECK(f32.forward.find(std::string(kv) + "F32;") != std::string::npos);
 }
+
+TEST_CASE("codegen with a weight image: the packer, the .incbin and a load() that reads them; else the path search") {
+  const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny())));
+  const auto plain = kiln::codegen::emit_model(d, {.name = "m", .gguf_path = "/models/m.gguf", .n_ctx = 128, .max_batch = 32});
+  CHECK(plain.pack.empty());
+  CHECK(plain.weights.empty());
+  CHECK(plain.header.find("kBuiltIn = false") != std::string::npos);
+  CHECK(plain.model.find("kiln::default_model_path(\"m.gguf\", kDefaultGguf)") != std::string::npos);
+
+  const auto embed = kiln::codegen::emit_model(
+      d, {.name = "m", .gguf_path = "/models/m.gguf", .n_ctx = 128, .max_batch = 32, .embed_image = "/b/m.weights"});
+  CHECK(embed.header.find("kBuiltIn = true") != std::string::npos);
+  CHECK(embed.pack.find("kiln::llama::pack_main<kiln::models::m::generated::Config>") != std::string::npos);
+  CHECK(embed.weights.find(".incbin \\\"/b/m.weights\\\"") != std::string::npos);
+  CHECK(embed.weights.find(".lrodata") != std::string::npos);
+  CHECK(embed.model.find("kiln_weights_m_size") != std::string::npos);
+  CHECK(embed.model.find("kiln_weights_m_end") == std::string::npos);  // gigabytes away: never referenced
+  CHECK_THROWS_AS(kiln::codegen::emit_model(d, {.name = "m", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32,
+                                                .embed_image = "/b/\"m.weights"}),
+                  kiln::Error);
+}

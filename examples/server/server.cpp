@@ -52,15 +52,16 @@ class StopOnSignal {
   std::thread waiter_;
 };
 
-int run(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
+int run(int argc, char** argv, const ModelEntry& entry) {
+  const char* name = entry.name;
   std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not the end of the server
   const sigset_t stop_signals = block_stop_signals();
   const ServerOptions opt = parse_server_options(argc, argv);
   if (opt.help) {
-    std::fputs(server_usage(name, default_gguf).c_str(), stdout);
+    std::fputs(server_usage(name, default_model_text(entry).c_str()).c_str(), stdout);
     return 0;
   }
-  std::unique_ptr<Model> model = load(opt.model_path.empty() ? default_gguf : opt.model_path);
+  std::unique_ptr<Model> model = load_model(entry, opt.model_path);
   chat::ChatTemplate chat_template = load_chat_template(*model, opt.chat_template_file);
   const std::string template_name = chat_template.name();
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -88,8 +89,8 @@ int run(int argc, char** argv, const char* name, const char* default_gguf, LoadM
 
 }  // namespace
 
-int server_main(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load) {
-  return run_reporting_errors(std::string(name) + "-server", [&] { return run(argc, argv, name, default_gguf, load); });
+int server_main(int argc, char** argv, const ModelEntry& model) {
+  return run_reporting_errors(std::string(model.name) + "-server", [&] { return run(argc, argv, model); });
 }
 
 }  // namespace kiln

@@ -7,8 +7,8 @@
 
 namespace kiln {
 
-// Like cli_main: `name` is the model's name, `default_gguf` the file it was
-// compiled from. Serves until SIGINT or SIGTERM; returns the exit code.
-int server_main(int argc, char** argv, const char* name, const char* default_gguf, LoadModelFn load);
+// Like cli_main: `model` says what the program knows of its model.
+// Serves until SIGINT or SIGTERM; returns the exit code.
+int server_main(int argc, char** argv, const ModelEntry& model);
 
 }  // namespace kiln

@@ -28,11 +28,11 @@ ServerOptions parse_server_options(int argc, char** argv) {
   return o;
 }
 
-std::string server_usage(const char* name, const char* default_gguf) {
+std::string server_usage(const char* name, const char* default_model) {
   return std::string("usage: ") + name + "-server [options]\n" +
          "An OpenAI-compatible HTTP server for " + name +
          ": POST /v1/chat/completions, /v1/completions; GET /v1/models, /health, /props.\n"
-         "  -m, --model FILE            GGUF with this model's weights (default: " + default_gguf + ")\n"
+         "  -m, --model FILE            GGUF with this model's weights (default: " + default_model + ")\n"
          "  --host HOST                 address to listen on (default: 127.0.0.1)\n"
          "  --port N                    port to listen on; 0: any free one (default: 8080)\n"
          "  -np, --parallel N           slots: requests admitted at once; with one KV cache per model they\n"

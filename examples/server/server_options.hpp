@@ -19,6 +19,6 @@ struct ServerOptions {
 
 // Throws kiln::Error naming the flag for anything it cannot use.
 ServerOptions parse_server_options(int argc, char** argv);
-std::string server_usage(const char* name, const char* default_gguf);
+std::string server_usage(const char* name, const char* default_model);
 
 }  // namespace kiln

@@ -1,46 +1,53 @@
-// A llama model compiled by codegen, as a kiln::Model: it maps the GGUF,
-// checks that the file is the model the code was generated for and binds the
-// weight pointers, which its sequences (models/llama/compiled_sequence.hpp,
-// each owning a fixed-size State) then only read. `Forward::run` is the
-// generated straight-line forward pass, a template over how each kernel call
-// is run (models/kernel_step.hpp).
+// A llama model compiled by codegen, as a kiln::Model: it maps the GGUF (or
+// reads the weights built into the program), checks that it is the model the
+// code was generated for and binds the weight pointers, which its sequences
+// (models/llama/compiled_sequence.hpp, each owning a fixed-size State) then
+// only read. `Forward::run` is the generated straight-line forward pass, a
+// template over how each kernel call is run (models/kernel_step.hpp).
 #pragma once
 
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "engine/gguf.hpp"
 #include "engine/model_fingerprint.hpp"
 #include "models/describe.hpp"
-#include "models/loaded_weights.hpp"
 #include "models/kernel_step.hpp"
+#include "models/llama/bind_weights.hpp"
 #include "models/llama/compiled_sequence.hpp"
 #include "models/llama/forward.hpp"
+#include "models/weight_image.hpp"
+#include "models/weight_sources.hpp"
 
 namespace kiln::llama {
 
 template <class C, class Forward>
 class CompiledModel final : public kiln::Model {
  public:
+  // Maps a GGUF holding this model's weights; throws kiln::Error if it is
+  // not the model the code was generated for.
   CompiledModel(const ModelDesc& compiled, const std::string& path)
       : desc_(compiled), file_(GgufFile::open(path)), tokenizer_(Tokenizer::from_gguf(file_)) {
-    if (auto diff = describe_mismatch(compiled, describe_model(file_)))
-      throw Error(path + " does not match this binary: " + *diff);
-    if (tokenizer_.n_vocab() != C::n_vocab)
-      throw Error(path + ": the tokenizer has " + std::to_string(tokenizer_.n_vocab()) + " tokens, the model " +
-                  std::to_string(C::n_vocab));
-    // Everything that reads the file comes before bind_weights, which hands
-    // the pages of the matrices it copies back (models/loaded_weights.hpp).
+    check_file(compiled);
+    // Everything that reads the file comes before binding, which hands the
+    // pages of the matrices it copies back (models/loaded_weights.hpp).
     fingerprint_ = model_fingerprint(desc_, file_);
-    set_rope_frequencies();
-    bind_weights();
+    file_weights_ = std::make_unique<GgufWeights>(file_);
+    set_rope_frequencies(bind_weights<C>(weights_, *file_weights_));
   }
+
+  // The weights built into the program (models/weight_image.hpp), read where
+  // they are: nothing is copied or rearranged.
+  CompiledModel(const ModelDesc& compiled, std::span<const uint8_t> image, const std::string& name)
+      : CompiledModel(compiled, WeightImage(image, name)) {}
 
   const ModelDesc& desc() const override { return desc_; }
   uint64_t fingerprint() const override { return fingerprint_; }
   const std::string& gguf_path() const override { return file_.path(); }
+  const GgufFile& gguf() const override { return file_; }
   const Tokenizer& tokenizer() const override { return tokenizer_; }
   int n_ctx() const override { return C::n_ctx; }
   int max_batch() const override { return C::max_batch; }
@@ -60,49 +67,35 @@ class CompiledModel final : public kiln::Model {
  private:
   friend class CompiledSequence<C, Forward>;
 
-  const void* data(const std::string& name) const { return file_.find_tensor(name)->data; }
-  const float* vector(const std::string& name) { return weights_copies_.vector(*file_.find_tensor(name)); }
-  const void* matrix(const std::string& name) { return weights_copies_.matrix(*file_.find_tensor(name)); }
+  CompiledModel(const ModelDesc& compiled, WeightImage image)
+      : desc_(compiled), file_(GgufFile::from_header(image.gguf_header(), image.name())),
+        tokenizer_(Tokenizer::from_gguf(file_)) {
+    check_file(compiled);
+    fingerprint_ = model_fingerprint(desc_, image.file_hash());  // the same as from the GGUF it was packed from
+    image.advise_huge_pages();
+    ImageWeights weights(image);
+    set_rope_frequencies(bind_weights<C>(weights_, weights));
+  }
 
-  // Vectors first, then matrices (see models/loaded_weights.hpp).
-  void bind_weights() {
-    weights_.token_embd = data("token_embd.weight");
-    weights_.output_norm = vector("output_norm.weight");
-    for (int l = 0; l < C::n_layer; ++l) {
-      const std::string b = "blk." + std::to_string(l) + ".";
-      LayerWeights& w = weights_.layers[l];
-      w.attn_norm = vector(b + "attn_norm.weight");
-      w.ffn_norm = vector(b + "ffn_norm.weight");
-      if constexpr (C::qkv_bias) {
-        w.attn_q_bias = vector(b + "attn_q.bias");
-        w.attn_k_bias = vector(b + "attn_k.bias");
-        w.attn_v_bias = vector(b + "attn_v.bias");
-      }
-    }
-    weights_.output = matrix(C::tied_output ? "token_embd.weight" : "output.weight");
-    for (int l = 0; l < C::n_layer; ++l) {
-      const std::string b = "blk." + std::to_string(l) + ".";
-      LayerWeights& w = weights_.layers[l];
-      w.attn_q = matrix(b + "attn_q.weight");
-      w.attn_k = matrix(b + "attn_k.weight");
-      w.attn_v = matrix(b + "attn_v.weight");
-      w.attn_output = matrix(b + "attn_output.weight");
-      w.ffn_gate = matrix(b + "ffn_gate.weight");
-      w.ffn_up = matrix(b + "ffn_up.weight");
-      w.ffn_down = matrix(b + "ffn_down.weight");
-    }
+  void check_file(const ModelDesc& compiled) const {
+    if (auto diff = describe_mismatch(compiled, describe_model(file_)))
+      throw Error(file_.path() + " does not match this binary: " + *diff);
+    if (tokenizer_.n_vocab() != C::n_vocab)
+      throw Error(file_.path() + ": the tokenizer has " + std::to_string(tokenizer_.n_vocab()) + " tokens, the model " +
+                  std::to_string(C::n_vocab));
   }
 
   // Each rotated pair's angle per position: base^(-2i/n_rot), times the linear
-  // scaling factor, divided by the pair's Llama 3.1 frequency factor if any.
-  // Folding them in here leaves the RoPE kernel one multiply per angle.
-  void set_rope_frequencies() {
+  // scaling factor, divided by the pair's Llama 3.1 frequency factor if any
+  // (`factors`, null without them). Folding them in here leaves the RoPE
+  // kernel one multiply per angle.
+  void set_rope_frequencies(const float* factors) {
     float* inv_freq = rope_inv_freq_;
     kernels::rope_inv_freq(C::rope_base, C::n_rot, inv_freq);
     for (int i = 0; i < C::n_rot / 2; ++i) {
       inv_freq[i] *= C::rope_freq_scale;
       if constexpr (C::rope_freqs) {
-        const float factor = static_cast<const float*>(data("rope_freqs.weight"))[i];
+        const float factor = factors[i];
         if (!(factor > 0.0f && factor < 1e30f))
           throw Error(file_.path() + ": rope_freqs.weight[" + std::to_string(i) + "] is " + std::to_string(factor) +
                       ", a frequency factor must be positive");
@@ -112,8 +105,8 @@ class CompiledModel final : public kiln::Model {
   }
 
   ModelDesc desc_;
-  GgufFile file_;
-  LoadedWeights weights_copies_;  // declared after file_: filled from it
+  GgufFile file_;  // for built-in weights: the metadata and tensor directory, no tensor data
+  std::unique_ptr<GgufWeights> file_weights_;  // the copies made from file_, if the weights come from a GGUF
   Tokenizer tokenizer_;
   uint64_t fingerprint_ = 0;
   Weights<C> weights_{};

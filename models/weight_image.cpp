@@ -1,0 +1,159 @@
+#include "models/weight_image.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine/error.hpp"
+
+namespace kiln {
+
+namespace {
+
+constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'W', 'I', 'M', 'G'};
+constexpr uint32_t kVersion = 1;
+
+struct Header {
+  char magic[8];
+  uint32_t version;
+  uint32_t n_entries;
+  uint64_t file_hash;
+  uint64_t gguf_header_offset;
+  uint64_t gguf_header_bytes;
+  uint64_t table_offset;
+  uint64_t total_bytes;
+  uint64_t reserved;
+};
+static_assert(sizeof(Header) == 64);
+
+// One table record; the name's bytes follow, padded to 8.
+struct TableEntry {
+  uint64_t offset;
+  uint64_t bytes;
+  uint32_t form;
+  uint32_t name_bytes;
+};
+static_assert(sizeof(TableEntry) == 24);
+
+constexpr uint64_t round_up(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
+
+const char* form_name(WeightForm form) {
+  switch (form) {
+    case WeightForm::Raw: return "raw";
+    case WeightForm::Vector: return "vector";
+    case WeightForm::Matrix: return "matrix";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+WeightImageWriter::WeightImageWriter(const std::string& path, std::span<const uint8_t> gguf_header, uint64_t file_hash)
+    : path_(path), tmp_path_(path + ".tmp"), gguf_header_bytes_(gguf_header.size()), file_hash_(file_hash) {
+  out_ = std::fopen(tmp_path_.c_str(), "wb");
+  if (out_ == nullptr) throw Error(tmp_path_ + ": cannot create (" + std::strerror(errno) + ")");
+  const Header placeholder{};
+  write(&placeholder, sizeof placeholder);
+  write(gguf_header.data(), gguf_header.size());
+}
+
+WeightImageWriter::~WeightImageWriter() {
+  if (out_ == nullptr) return;  // finished
+  std::fclose(out_);
+  std::remove(tmp_path_.c_str());
+}
+
+void WeightImageWriter::write(const void* data, size_t n) {
+  if (n > 0 && std::fwrite(data, 1, n, out_) != n)
+    throw Error(tmp_path_ + ": cannot write (" + std::strerror(errno) + ")");
+  at_ += n;
+}
+
+void WeightImageWriter::pad_to(uint64_t alignment) {
+  static constexpr uint8_t kZeros[kWeightImageAlignment] = {};
+  while (at_ % alignment != 0) write(kZeros, std::min<uint64_t>(alignment - at_ % alignment, sizeof kZeros));
+}
+
+void WeightImageWriter::add(WeightForm form, const std::string& name, std::span<const uint8_t> bytes) {
+  pad_to(kWeightImageAlignment);
+  entries_.push_back({at_, bytes.size(), form, name});
+  write(bytes.data(), bytes.size());
+}
+
+void WeightImageWriter::finish() {
+  pad_to(8);
+  const uint64_t table_offset = at_;
+  for (const Entry& e : entries_) {
+    const TableEntry t{e.offset, e.bytes, static_cast<uint32_t>(e.form), static_cast<uint32_t>(e.name.size())};
+    write(&t, sizeof t);
+    write(e.name.data(), e.name.size());
+    pad_to(8);
+  }
+  Header h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.version = kVersion;
+  h.n_entries = static_cast<uint32_t>(entries_.size());
+  h.file_hash = file_hash_;
+  h.gguf_header_offset = sizeof(Header);
+  h.gguf_header_bytes = gguf_header_bytes_;
+  h.table_offset = table_offset;
+  h.total_bytes = at_;
+  if (std::fseek(out_, 0, SEEK_SET) != 0) throw Error(tmp_path_ + ": cannot seek (" + std::strerror(errno) + ")");
+  write(&h, sizeof h);
+  const bool closed = std::fclose(out_) == 0;
+  out_ = nullptr;
+  if (!closed || std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+    std::remove(tmp_path_.c_str());
+    throw Error(path_ + ": cannot write (" + std::strerror(errno) + ")");
+  }
+}
+
+WeightImage::WeightImage(std::span<const uint8_t> bytes, std::string name) : name_(std::move(name)), bytes_(bytes) {
+  Header h;
+  if (bytes.size() < sizeof h) throw Error(name_ + ": the weight image is shorter than its header");
+  std::memcpy(&h, bytes.data(), sizeof h);
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion || h.total_bytes != bytes.size())
+    throw Error(name_ + ": not a kiln weight image of version " + std::to_string(kVersion) + " and " +
+                std::to_string(bytes.size()) + " bytes");
+  auto inside = [&](uint64_t offset, uint64_t n) { return offset <= bytes.size() && n <= bytes.size() - offset; };
+  if (!inside(h.gguf_header_offset, h.gguf_header_bytes) || !inside(h.table_offset, 0))
+    throw Error(name_ + ": the weight image's header points outside it");
+  gguf_header_ = bytes.subspan(h.gguf_header_offset, h.gguf_header_bytes);
+  file_hash_ = h.file_hash;
+
+  uint64_t at = h.table_offset;
+  entries_.reserve(h.n_entries);
+  for (uint32_t i = 0; i < h.n_entries; ++i) {
+    TableEntry t;
+    if (!inside(at, sizeof t)) throw Error(name_ + ": the weight image's table is cut short");
+    std::memcpy(&t, bytes.data() + at, sizeof t);
+    at += sizeof t;
+    if (!inside(at, t.name_bytes) || !inside(t.offset, t.bytes) || t.offset % kWeightImageAlignment != 0 ||
+        t.form > static_cast<uint32_t>(WeightForm::Matrix))
+      throw Error(name_ + ": entry " + std::to_string(i) + " of the weight image is malformed");
+    entries_.push_back({bytes.data() + t.offset, static_cast<WeightForm>(t.form),
+                        std::string(reinterpret_cast<const char*>(bytes.data() + at), t.name_bytes)});
+    at = round_up(at + t.name_bytes, 8);
+  }
+}
+
+void WeightImage::advise_huge_pages() const {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const auto begin = (reinterpret_cast<uintptr_t>(bytes_.data()) + kHuge - 1) / kHuge * kHuge;
+  const auto end = reinterpret_cast<uintptr_t>(bytes_.data() + bytes_.size()) / kHuge * kHuge;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
+const uint8_t* WeightImage::next(WeightForm form, const std::string& tensor) {
+  if (next_ >= entries_.size())
+    throw Error(name_ + ": the built-in weights end before " + form_name(form) + " '" + tensor + "' (a mismatched build)");
+  const Entry& e = entries_[next_++];
+  if (e.form != form || e.name != tensor)
+    throw Error(name_ + ": the built-in weights hold " + form_name(e.form) + " '" + e.name + "' where " +
+                form_name(form) + " '" + tensor + "' was expected (a mismatched build)");
+  return e.data;
+}
+
+}  // namespace kiln
