@@ -228,7 +228,7 @@ void write(const Value& v, const JsonStyle& style, int level, std::string& out) 
       return;
     }
     case Value::Kind::String: write_string(v.as_text().str(), style.ensure_ascii, out); return;
-    case Value::Kind::Array: {
+    case Value::Kind::List: {
       const Array& a = v.as_array();
       if (a.empty()) {
         out += "[]";
@@ -266,7 +266,7 @@ void write(const Value& v, const JsonStyle& style, int level, std::string& out) 
       return;
     }
     case Value::Kind::Undefined:
-    case Value::Kind::Function: break;
+    case Value::Kind::Callable: break;
   }
   throw ValueError("Object of type " + v.type_name() + " is not JSON serializable");
 }

@@ -181,7 +181,7 @@ Value get_attribute(const Value& obj, const std::string& name) {
 Value get_item(const Value& obj, const Value& key) {
   switch (obj.kind()) {
     case Value::Kind::Undefined: undefined_error(obj);
-    case Value::Kind::Array: {
+    case Value::Kind::List: {
       if (!key.is_int()) return Value::undefined(repr(key));
       const Array& a = obj.as_array();
       long long i = key.as_int();
@@ -220,7 +220,7 @@ Value get_slice(const Value& obj, std::optional<long long> start, std::optional<
 std::vector<Value> iterate(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::Undefined: return {};
-    case Value::Kind::Array: return v.as_array();
+    case Value::Kind::List: return v.as_array();
     case Value::Kind::Object: {
       if (v.as_object().is_namespace) break;
       std::vector<Value> keys;

@@ -55,9 +55,9 @@ bool Value::truthy() const {
     case Kind::Int: return as_int() != 0;
     case Kind::Float: return as_float() != 0.0;
     case Kind::String: return !as_text().empty();
-    case Kind::Array: return !as_array().empty();
+    case Kind::List: return !as_array().empty();
     case Kind::Object: return !as_object().items.empty();
-    case Kind::Function: return true;
+    case Kind::Callable: return true;
   }
   return false;
 }
@@ -70,9 +70,9 @@ std::string Value::type_name() const {
     case Kind::Int: return "int";
     case Kind::Float: return "float";
     case Kind::String: return "str";
-    case Kind::Array: return "list";
+    case Kind::List: return "list";
     case Kind::Object: return as_object().is_namespace ? "Namespace" : "dict";
-    case Kind::Function: return "function";
+    case Kind::Callable: return "function";
   }
   return "?";
 }
@@ -145,7 +145,7 @@ std::string string_repr(const std::string& s) {
 std::string repr(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::String: return string_repr(v.as_text().str());
-    case Value::Kind::Array: {
+    case Value::Kind::List: {
       std::string out = v.is_tuple() ? "(" : "[";
       for (size_t i = 0; i < v.as_array().size(); ++i) out += (i ? ", " : "") + repr(v.as_array()[i]);
       if (v.is_tuple()) return out + (v.as_array().size() == 1 ? ",)" : ")");
@@ -173,8 +173,8 @@ Text to_text(const Value& v) {
     case Value::Kind::Int: return Text(std::to_string(v.as_int()));
     case Value::Kind::Float: return Text(float_repr(v.as_float()));
     case Value::Kind::String: return v.as_text();
-    case Value::Kind::Function: return Text("<function>");
-    case Value::Kind::Array:
+    case Value::Kind::Callable: return Text("<function>");
+    case Value::Kind::List:
     case Value::Kind::Object: return Text::marked(repr(v), has_user_content(v));
   }
   return Text();
@@ -183,7 +183,7 @@ Text to_text(const Value& v) {
 bool has_user_content(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::String: return v.as_text().any_user();
-    case Value::Kind::Array:
+    case Value::Kind::List:
       return std::any_of(v.as_array().begin(), v.as_array().end(), [](const Value& x) { return has_user_content(x); });
     case Value::Kind::Object:
       return v.as_object().keys_from_user ||
@@ -196,7 +196,7 @@ bool has_user_content(const Value& v) {
 Value mark_user_content(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::String: return Text::from_user(v.as_text().str());
-    case Value::Kind::Array: {
+    case Value::Kind::List: {
       Array out;
       for (const Value& x : v.as_array()) out.push_back(mark_user_content(x));
       return out;
@@ -221,7 +221,7 @@ bool equal(const Value& a, const Value& b) {
     case Value::Kind::Undefined:
     case Value::Kind::None: return true;
     case Value::Kind::String: return a.as_text().str() == b.as_text().str();
-    case Value::Kind::Array:
+    case Value::Kind::List:
       return std::equal(a.as_array().begin(), a.as_array().end(), b.as_array().begin(), b.as_array().end(), equal);
     case Value::Kind::Object: {
       const Object& x = a.as_object();
@@ -234,7 +234,7 @@ bool equal(const Value& a, const Value& b) {
       }
       return true;
     }
-    case Value::Kind::Function: return &a.as_function() == &b.as_function();
+    case Value::Kind::Callable: return &a.as_function() == &b.as_function();
     default: return false;
   }
 }

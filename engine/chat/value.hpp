@@ -51,7 +51,7 @@ struct Undefined {
 
 class Value {
  public:
-  enum class Kind { Undefined, None, Bool, Int, Float, String, Array, Object, Function };
+  enum class Kind { Undefined, None, Bool, Int, Float, String, List, Object, Callable };
 
   Value() : v_(Undefined{}) {}
   static Value undefined(std::string name) { return Value(Undefined{std::move(name)}); }
@@ -82,9 +82,9 @@ class Value {
   bool is_int() const { return kind() == Kind::Int || kind() == Kind::Bool; }  // Python: bool is an int
   bool is_number() const { return is_int() || kind() == Kind::Float; }
   bool is_string() const { return kind() == Kind::String; }
-  bool is_array() const { return kind() == Kind::Array; }
+  bool is_array() const { return kind() == Kind::List; }
   bool is_object() const { return kind() == Kind::Object; }
-  bool is_function() const { return kind() == Kind::Function; }
+  bool is_function() const { return kind() == Kind::Callable; }
 
   bool as_bool() const { return std::get<bool>(v_); }
   int64_t as_int() const { return is_bool() ? int64_t{as_bool()} : std::get<int64_t>(v_); }
