@@ -39,7 +39,7 @@ check() {
   local own gen lib
   own=$(command_for main.cpp "$build/compile_commands.json")
   gen=$(command_for tiny.gen.cpp "$build/compile_commands.json")
-  lib=$(command_for engine/session.cpp "$kiln_commands")
+  lib=$(command_for engine/session/session.cpp "$kiln_commands")
   [ -n "$own" ] && [ -n "$gen" ] && [ -n "$lib" ] || fail "compile commands not found in $build"
   grep -qE -- '-Werror|-march=' <<<"$own" && fail "kiln's flags reached the project's own file: $own"
   grep -qE -- '-std=(c|gnu)\+\+20' <<<"$own" || fail "the project's own file is not compiled as C++20: $own"

@@ -13,9 +13,9 @@
 
 #include "capi/compiled_model.hpp"
 #include "engine/error.hpp"
-#include "engine/sampler.hpp"
-#include "engine/session.hpp"
-#include "engine/tokenizer.hpp"
+#include "engine/session/sampler.hpp"
+#include "engine/session/session.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 
 // The handles. A session keeps the model alive (shared ownership), so the
 // order in which a caller frees them does not matter.

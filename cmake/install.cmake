@@ -32,7 +32,7 @@ install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${kiln_cmake_dir})
 
 # The header trees the generated model code and its users include, whole
 # (new folders under them are installed without a change here).
-install(DIRECTORY engine kernels models examples capi DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln
+install(DIRECTORY engine kernels models apps capi DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
 
 configure_package_config_file(cmake/kilnConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/kilnConfig.cmake

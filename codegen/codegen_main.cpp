@@ -14,10 +14,10 @@
 #include <string>
 
 #include "codegen/emit.hpp"
-#include "engine/atomic_file.hpp"
+#include "engine/files/atomic_file.hpp"
 #include "engine/cli_support.hpp"
-#include "engine/gguf.hpp"
-#include "engine/tokenizer.hpp"
+#include "engine/gguf/gguf.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 #include "models/describe.hpp"
 
 namespace {

@@ -262,13 +262,13 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
            "int main(int argc, char** argv) {\n  return kiln::" + entry + "(argc, argv, {" + quoted(opt.name) + ", " +
            ns + "::kDefaultGguf, " + ns + "::kBuiltIn, " + ns + "::load, " + ns + "::load});\n}\n";
   };
-  out.main = program("examples/cli.hpp", "cli_main");
-  out.bench = program("examples/bench.hpp", "bench_main");
+  out.main = program("apps/cli.hpp", "cli_main");
+  out.bench = program("apps/bench.hpp", "bench_main");
   out.capi = banner + "#include \"" + opt.name + ".hpp\"\n#include \"capi/compiled_model.hpp\"\n\n" +
              "std::unique_ptr<kiln::Model> kiln::capi::load_compiled_model(const std::string& gguf_path) {\n" +
              "  return gguf_path.empty() ? " + ns + "::load() : " + ns + "::load(gguf_path);\n}\n";
-  out.perplexity = program("examples/perplexity.hpp", "perplexity_main");
-  out.server = program("examples/server/server.hpp", "server_main");
+  out.perplexity = program("apps/perplexity.hpp", "perplexity_main");
+  out.server = program("apps/server/server.hpp", "server_main");
   return out;
 }
 

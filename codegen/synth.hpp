@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/gguf_writer.hpp"
+#include "engine/gguf/gguf_writer.hpp"
 #include "models/presets.hpp"
 
 namespace kiln::synth {

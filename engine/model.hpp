@@ -10,7 +10,7 @@
 
 #include "engine/kernel_times.hpp"
 #include "engine/model_desc.hpp"
-#include "engine/tokenizer.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 
 namespace kiln {
 

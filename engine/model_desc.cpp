@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "engine/error.hpp"
-#include "engine/fnv1a.hpp"
+#include "engine/files/fnv1a.hpp"
 
 namespace kiln {
 

@@ -1,6 +1,6 @@
 #include "engine/model_fingerprint.hpp"
 
-#include "engine/content_hash.hpp"
+#include "engine/files/content_hash.hpp"
 #include "engine/error.hpp"
 
 namespace kiln {

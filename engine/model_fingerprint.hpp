@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "engine/gguf.hpp"
+#include "engine/gguf/gguf.hpp"
 #include "engine/model_desc.hpp"
 
 namespace kiln {
@@ -13,7 +13,7 @@ namespace kiln {
 // types and shapes) combined with the content hash of every byte of the file,
 // weights, tokenizer and metadata alike: a file that differs anywhere is
 // another model. Hashing runs at about memory speed (a GB in a fraction of a
-// second) and its result is cached per file version (engine/file_cache.hpp),
+// second) and its result is cached per file version (engine/files/file_cache.hpp),
 // so a file is hashed once, not at every start. Throws kiln::Error if `file`
 // lacks a tensor `desc` lists.
 uint64_t model_fingerprint(const ModelDesc& desc, const GgufFile& file);

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "engine/gguf.hpp"
+#include "engine/gguf/gguf.hpp"
 #include "engine/model_desc.hpp"
 
 namespace kiln {

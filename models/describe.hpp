@@ -3,7 +3,7 @@
 // this is the one entry point that picks it.
 #pragma once
 
-#include "engine/gguf.hpp"
+#include "engine/gguf/gguf.hpp"
 #include "engine/model_desc.hpp"
 
 namespace kiln {

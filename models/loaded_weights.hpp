@@ -15,7 +15,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/gguf.hpp"
+#include "engine/gguf/gguf.hpp"
 
 namespace kiln {
 

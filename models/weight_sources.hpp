@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "engine/gguf.hpp"
+#include "engine/gguf/gguf.hpp"
 #include "models/loaded_weights.hpp"
 #include "models/weight_image.hpp"
 

@@ -1,5 +1,6 @@
 // The C API (capi/kiln.h) of lib<name>.so, built for stories260K: its
-// examples in C (examples/c) and Python (examples/python, ctypes) print the
+// examples in C (examples/c) and Python (examples/python, ctypes), and the
+// C++ example (examples/cpp, on the model's C++ interface), print the
 // command-line program's greedy text byte for byte, and every function
 // reports bad input through its return value and kiln_last_error().
 #include <doctest/doctest.h>
@@ -63,7 +64,7 @@ int keep_token(void* user_data, int32_t token, const char*, size_t) {
 
 }  // namespace
 
-TEST_CASE("the C and Python examples print the command-line program's greedy text") {
+TEST_CASE("the C, C++ and Python examples print the command-line program's greedy text") {
   for (const char* prompt : kPrompts) {
     CAPTURE(prompt);
     const auto cli = kiln::test::run_process({STORIES_BIN, "-p", prompt, "-n", "60", "--temp", "0", "-t", "1"});
@@ -71,6 +72,9 @@ TEST_CASE("the C and Python examples print the command-line program's greedy tex
     const auto c = kiln::test::run_process({C_EXAMPLE, "-p", prompt, "-n", "60"});
     CHECK(c.exit_code == 0);
     CHECK(c.out == cli.out);
+    const auto cpp = kiln::test::run_process({CPP_EXAMPLE, prompt, "60"});
+    CHECK_MESSAGE(cpp.exit_code == 0, cpp.err);
+    CHECK(cpp.out == cli.out);
     const auto py = kiln::test::run_process(python_example(prompt));
     CHECK_MESSAGE(py.exit_code == 0, py.err);
     CHECK(py.out == cli.out);

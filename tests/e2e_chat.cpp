@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "engine/chat/chat_prompt.hpp"
-#include "engine/session.hpp"
+#include "engine/session/session.hpp"
 #include "kiln_test_stories260K.hpp"
 #include "tests/run_process.hpp"
 #include "tests/temp_folder.hpp"

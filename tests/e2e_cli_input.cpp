@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/gguf.hpp"
+#include "engine/gguf/gguf.hpp"
 #include "tests/run_process.hpp"
 #include "tests/temp_folder.hpp"
 

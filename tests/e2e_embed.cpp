@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/session.hpp"
+#include "engine/session/session.hpp"
 #include "kiln_test_stories260K.hpp"
 #include "kiln_test_stories260K_embed.hpp"
 #include "tests/fixtures.hpp"

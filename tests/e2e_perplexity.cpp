@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "engine/gguf.hpp"
-#include "engine/tokenizer.hpp"
+#include "engine/gguf/gguf.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 #include "tests/fixtures.hpp"
 #include "tests/reference_forward.hpp"
 #include "tests/run_process.hpp"

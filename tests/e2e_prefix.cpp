@@ -16,10 +16,10 @@
 
 #include "codegen/synth.hpp"
 #include "engine/error.hpp"
-#include "engine/prefix_store.hpp"
-#include "engine/session.hpp"
-#include "engine/state_file.hpp"
-#include "examples/prefix_bench.hpp"
+#include "engine/session/prefix_store.hpp"
+#include "engine/session/session.hpp"
+#include "engine/session/state_file.hpp"
+#include "apps/prefix_bench.hpp"
 #include STORIES_HEADER
 #include "tests/run_process.hpp"
 #include "tests/temp_folder.hpp"

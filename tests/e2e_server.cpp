@@ -20,7 +20,7 @@
 #include <sstream>
 #include <thread>
 
-#include "examples/server/stop_text.hpp"
+#include "apps/server/stop_text.hpp"
 #include "kiln_test_stories260K.hpp"
 #include "tests/run_process.hpp"
 #include "tests/temp_folder.hpp"

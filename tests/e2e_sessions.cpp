@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/session.hpp"
+#include "engine/session/session.hpp"
 #include "kiln_test_stories260K.hpp"
 #include "tests/temp_folder.hpp"
 

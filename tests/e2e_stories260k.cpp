@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "codegen/synth.hpp"
-#include "engine/session.hpp"
+#include "engine/session/session.hpp"
 #include "kiln_test_stories260K.hpp"
 #include "tests/reference_check.hpp"
 #include "tests/reference_forward.hpp"

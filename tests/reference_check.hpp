@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/gguf.hpp"
+#include "engine/gguf/gguf.hpp"
 #include "engine/model.hpp"
 
 namespace kiln::test {

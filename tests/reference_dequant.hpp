@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/gguf.hpp"
+#include "engine/gguf/gguf.hpp"
 
 namespace kiln::test {
 

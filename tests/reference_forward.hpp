@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/gguf.hpp"
+#include "engine/gguf/gguf.hpp"
 #include "tests/reference_hparams.hpp"
 
 namespace kiln::test {

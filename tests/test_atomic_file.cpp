@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/atomic_file.hpp"
+#include "engine/files/atomic_file.hpp"
 #include "engine/error.hpp"
 #include "tests/temp_folder.hpp"
 

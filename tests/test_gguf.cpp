@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/atomic_file.hpp"
-#include "engine/gguf.hpp"
-#include "engine/gguf_writer.hpp"
-#include "examples/resident_memory.hpp"
+#include "engine/files/atomic_file.hpp"
+#include "engine/gguf/gguf.hpp"
+#include "engine/gguf/gguf_writer.hpp"
+#include "apps/resident_memory.hpp"
 #include "tests/fixtures.hpp"
 #include "tests/temp_folder.hpp"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/gguf.hpp"
+#include "engine/gguf/gguf.hpp"
 #include "kernels/bf16.hpp"
 #include "kernels/fp16.hpp"
 #include "kernels/matmul.hpp"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "engine/error.hpp"
-#include "examples/machine_probe.hpp"
+#include "apps/machine_probe.hpp"
 
 namespace fs = std::filesystem;
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "codegen/synth.hpp"
-#include "engine/content_hash.hpp"
-#include "engine/file_cache.hpp"
+#include "engine/files/content_hash.hpp"
+#include "engine/files/file_cache.hpp"
 #include "engine/model_fingerprint.hpp"
 #include "models/describe.hpp"
 #include "models/presets.hpp"

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "engine/prefix_store.hpp"
+#include "engine/session/prefix_store.hpp"
 
 using kiln::PrefixStore;
 using kiln::SessionState;

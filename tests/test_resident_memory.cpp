@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "examples/resident_memory.hpp"
+#include "apps/resident_memory.hpp"
 
 using kiln::status_bytes;
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "engine/error.hpp"
-#include "engine/sampler.hpp"
-#include "examples/resident_memory.hpp"
+#include "engine/session/sampler.hpp"
+#include "apps/resident_memory.hpp"
 
 using kiln::Sampler;
 using kiln::SamplerParams;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
-#include "engine/state_file.hpp"
+#include "engine/session/state_file.hpp"
 #include "tests/temp_folder.hpp"
 
 namespace fs = std::filesystem;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "codegen/synth.hpp"
-#include "engine/gguf.hpp"
+#include "engine/gguf/gguf.hpp"
 
 namespace {
 

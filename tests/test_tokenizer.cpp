@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/gguf_writer.hpp"
-#include "engine/tokenizer.hpp"
+#include "engine/gguf/gguf_writer.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 #include "test_tokenizer_support.hpp"
 
 using kiln::Detokenizer;

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/gguf_writer.hpp"
-#include "engine/tokenizer.hpp"
-#include "engine/tokenizer_byte_level.hpp"
+#include "engine/gguf/gguf_writer.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
+#include "engine/tokenizer/tokenizer_byte_level.hpp"
 #include "test_tokenizer_support.hpp"
 
 using kiln::GgufFile;

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/pretokenize.hpp"
-#include "engine/tokenizer_byte_level.hpp"
-#include "engine/unicode_category.hpp"
+#include "engine/tokenizer/pretokenize.hpp"
+#include "engine/tokenizer/tokenizer_byte_level.hpp"
+#include "engine/tokenizer/unicode_category.hpp"
 
 using kiln::CharCategory;
 using kiln::PreTokenizer;

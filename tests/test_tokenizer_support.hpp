@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/gguf.hpp"
-#include "engine/tokenizer.hpp"
+#include "engine/gguf/gguf.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 #include "tests/fixtures.hpp"
 
 namespace kiln::test {

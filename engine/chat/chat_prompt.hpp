@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "engine/chat/chat_template.hpp"
-#include "engine/gguf.hpp"
-#include "engine/tokenizer.hpp"
+#include "engine/gguf/gguf.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 
 namespace kiln::chat {
 

@@ -5,7 +5,7 @@
 #include <locale.h>
 
 #include "engine/chat/value.hpp"
-#include "engine/unicode_utf8.hpp"
+#include "engine/tokenizer/unicode_utf8.hpp"
 
 namespace kiln::chat {
 

@@ -5,7 +5,7 @@
 
 #include "engine/chat/escapes.hpp"
 #include "engine/error.hpp"
-#include "engine/unicode_utf8.hpp"
+#include "engine/tokenizer/unicode_utf8.hpp"
 
 namespace kiln::chat {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "engine/unicode_utf8.hpp"
+#include "engine/tokenizer/unicode_utf8.hpp"
 
 namespace kiln::chat {
 

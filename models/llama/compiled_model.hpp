@@ -12,7 +12,7 @@
 #include <span>
 #include <string>
 
-#include "engine/gguf.hpp"
+#include "engine/gguf/gguf.hpp"
 #include "engine/model_fingerprint.hpp"
 #include "models/describe.hpp"
 #include "models/kernel_step.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "engine/cli_support.hpp"
-#include "engine/gguf.hpp"
+#include "engine/gguf/gguf.hpp"
 #include "engine/model_fingerprint.hpp"
 #include "models/llama/bind_weights.hpp"
 #include "models/weight_image.hpp"

@@ -1,5 +1,5 @@
 // Generates a few tokens with a model compiled by kiln_add_model, through the
-// public interface only (the generated header and engine/session.hpp), and
+// public interface only (the generated header and engine/session/session.hpp), and
 // checks that greedy generation repeats itself exactly. Exit 0 on success.
 #include <cmath>
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/session.hpp"
+#include "engine/session/session.hpp"
 #include "tiny.hpp"
 
 namespace {

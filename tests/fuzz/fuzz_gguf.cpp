@@ -7,9 +7,9 @@
 #include <span>
 #include <vector>
 
-#include "engine/gguf.hpp"
-#include "engine/gguf_writer.hpp"
-#include "engine/tokenizer.hpp"
+#include "engine/gguf/gguf.hpp"
+#include "engine/gguf/gguf_writer.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 #include "models/describe.hpp"
 
 namespace {

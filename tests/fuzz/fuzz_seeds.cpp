@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "engine/state_file.hpp"
+#include "engine/session/state_file.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

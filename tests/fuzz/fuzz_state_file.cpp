@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/error.hpp"
-#include "engine/state_file.hpp"
+#include "engine/session/state_file.hpp"
 
 namespace {
 

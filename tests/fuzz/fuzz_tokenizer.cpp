@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/gguf.hpp"
-#include "engine/tokenizer.hpp"
-#include "engine/unicode_utf8.hpp"
+#include "engine/gguf/gguf.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
+#include "engine/tokenizer/unicode_utf8.hpp"
 
 namespace {
 

@@ -1,0 +1,433 @@
+#include "apps/bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "engine/cli_support.hpp"
+#include "engine/error.hpp"
+#include "apps/bench_stats.hpp"
+#include "apps/load_bench.hpp"
+#include "apps/machine_probe.hpp"
+#include "apps/prefix_bench.hpp"
+#include "apps/resident_memory.hpp"
+#include "apps/token_profile.hpp"
+#include "engine/elapsed.hpp"
+
+namespace kiln {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+
+struct BenchOptions {
+  std::string model_path;
+  std::vector<int> prompt_sizes = {512};
+  std::vector<int> gen_sizes = {128};
+  std::vector<int> threads;
+  int repetitions = 5;
+  bool probe = false;
+  std::string limits_path;  // empty: the default cache, if it exists
+  bool json = false;
+  int prefix_tokens = 0;  // --prefix N: time to first token with part of an N-token prompt cached
+  bool load = false;         // --load: start to first token in fresh processes, instead of pp/tg
+  bool drop_caches = false;  // --drop-caches: ... with the page cache dropped before each (cold)
+  bool load_child = false;   // one process measured by --load (kLoadChildFlag)
+};
+
+std::vector<int> parse_list(const std::string& flag, const std::string& text, int min_value) {
+  std::vector<int> out;
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(static_cast<int>(parse_int(flag, item, min_value, 1 << 24)));
+  if (out.empty()) throw Error(flag + ": empty list");
+  return out;
+}
+
+const char* kUsage =
+    "usage: %s [options]\n\n"
+    "Measures prompt ingestion (pp) and generation (tg) speed of the model compiled into\n"
+    "this binary, as medians of repeated runs after a warm-up.\n\n"
+    "  -m, --model FILE     GGUF with this model's weights (default: %s)\n"
+    "  -p, --n-prompt LIST  prompt sizes to ingest, e.g. 128,512 (default 512; 0 skips)\n"
+    "  -n, --n-gen LIST     tokens to generate, e.g. 128 (default 128; 0 skips)\n"
+    "  -r, --repetitions N  runs per test (default 5)\n"
+    "  -t, --threads LIST   thread counts, e.g. 1,2 (default: all hardware threads)\n"
+    "  -o, --output FORMAT  md (default) or json\n"
+    "      --probe          measure this machine's limits first and cache them\n"
+    "      --machine FILE   machine limits to compare with (default: %s)\n"
+    "      --prefix N       time to first token for an N-token prompt, cold and with 50/90/100 %%\n"
+    "                       of it cached (in memory and in a state file), instead of pp/tg\n"
+    "      --load           load time: from starting a process of this program to its first\n"
+    "                       token of an empty prompt, median of -r processes (threads: the first\n"
+    "                       of -t), with their peak resident memory, instead of pp/tg\n"
+    "      --drop-caches    with --load: drop the page cache before each process (cold; root only)\n"
+    "  -h, --help           show this help\n";
+
+BenchOptions parse_bench(int argc, char** argv, const ModelEntry& model) {
+  BenchOptions o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&] { return flag_value(argc, argv, i); };
+    if (flag == "-h" || flag == "--help") {
+      std::printf(kUsage, (std::string(model.name) + "-bench").c_str(), default_model_text(model).c_str(),
+                  default_limits_path().c_str());
+      std::exit(0);
+    } else if (flag == "-m" || flag == "--model") o.model_path = value();
+    else if (flag == "-p" || flag == "--n-prompt") o.prompt_sizes = parse_list(flag, value(), 0);
+    else if (flag == "-n" || flag == "--n-gen") o.gen_sizes = parse_list(flag, value(), 0);
+    else if (flag == "-t" || flag == "--threads") o.threads = parse_list(flag, value(), 1);
+    else if (flag == "-r" || flag == "--repetitions") o.repetitions = parse_list(flag, value(), 1).at(0);
+    else if (flag == "-o" || flag == "--output") {
+      const std::string f = value();
+      if (f != "md" && f != "json") throw Error("-o: expected md or json, got '" + f + "'");
+      o.json = f == "json";
+    } else if (flag == "--probe") o.probe = true;
+    else if (flag == "--machine") o.limits_path = value();
+    else if (flag == "--prefix") o.prefix_tokens = parse_list(flag, value(), 2).at(0);
+    else if (flag == "--load") o.load = true;
+    else if (flag == "--drop-caches") o.drop_caches = true;
+    else if (flag == kLoadChildFlag) o.load_child = true;
+    else throw Error("unknown argument '" + flag + "' (see --help)");
+  }
+  if (o.threads.empty()) o.threads = {static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
+  if (o.drop_caches && !o.load) throw Error("--drop-caches: needs --load");
+  return o;
+}
+
+// What one token costs the hardware, from the model description.
+struct ModelCost {
+  double weight_bytes_per_token = 0;  // every matrix once, one embedding row
+  double matmul_flops_per_token = 0;  // 2 x multiply-adds of the block matrices
+  double output_flops = 0;            // 2 x multiply-adds of the classifier (once per logits row)
+  double file_bytes = 0;
+  double params = 0;
+};
+
+ModelCost model_cost(const ModelDesc& d) {
+  ModelCost c;
+  for (const auto& t : d.tensors) {
+    double elems = 1;
+    for (int64_t x : t.dims) elems *= double(x);
+    const double bytes = double(row_bytes(t.type, t.dims[0])) * elems / double(t.dims[0]);
+    c.file_bytes += bytes;
+    c.params += elems;
+    const bool classifier = t.name == "output.weight" || (d.hp.tied_output && t.name == "token_embd.weight");
+    if (t.name == "token_embd.weight") c.weight_bytes_per_token += bytes / double(t.dims[1]);
+    if (classifier) {
+      c.weight_bytes_per_token += bytes;
+      c.output_flops = 2 * elems;
+    } else if (t.dims.size() == 2 && t.name != "token_embd.weight") {
+      c.weight_bytes_per_token += bytes;
+      c.matmul_flops_per_token += 2 * elems;
+    }
+  }
+  return c;
+}
+
+// Attention work of one token at position pos: q.k and the weighted sum of v.
+double attention_flops(const Hyperparams& h, int pos) { return 4.0 * h.n_layer * h.n_head * h.head_dim * (pos + 1); }
+
+// The memory target: the program's resident memory at most the
+// weights plus the KV cache plus 5 %.
+struct MemoryCheck {
+  std::optional<int64_t> peak_bytes;  // VmHWM after the runs; nullopt where it is not available
+  std::optional<int64_t> now_bytes;   // VmRSS after the runs: what stays of the peak
+  double weights_bytes = 0;
+  double kv_cache_bytes = 0;  // the whole cache compiled in
+  int kv_positions = 0;
+
+  double budget_bytes() const { return weights_bytes + kv_cache_bytes; }
+};
+
+MemoryCheck memory_check(const Model& m, const ModelCost& cost, bool peak_valid) {
+  MemoryCheck c;
+  if (peak_valid) c.peak_bytes = own_status_bytes("VmHWM");
+  c.now_bytes = own_status_bytes("VmRSS");
+  c.weights_bytes = cost.file_bytes;
+  c.kv_positions = m.n_ctx();
+  c.kv_cache_bytes = double(m.kv_layout().bytes_per_position()) * m.n_ctx();
+  return c;
+}
+
+struct Result {
+  std::string test;  // "pp512" / "tg128"
+  int threads = 0;
+  double tokens_per_s = 0, spread = 0;
+  double ttft_ms = 0;                  // pp: ingest + first token
+  double p50_ms = 0, p90_ms = 0, p99_ms = 0;  // tg: per-token latency
+  double gbps = 0, bw_fraction = 0;    // tg
+  double gflops = 0, peak_fraction = 0;  // pp
+  std::optional<TokenProfile> profile;  // tg: the kernel calls of the token at the middle position
+
+  // tg: the median time per token beyond its kernels, in µs.
+  double overhead_us() const { return 1e3 * p50_ms - 1e6 * profile->kernels.total(); }
+};
+
+std::vector<int32_t> random_tokens(int n, int vocab) {
+  std::mt19937 rng(42);
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  for (auto& id : ids) id = std::uniform_int_distribution<int32_t>(0, vocab - 1)(rng);
+  return ids;
+}
+
+int argmax(const std::vector<float>& v) { return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin()); }
+
+// Ingests p tokens from position 0; returns the time to the first generated token.
+double run_prompt(Sequence& seq, const std::vector<int32_t>& ids, std::vector<float>& logits) {
+  const Model& m = seq.model();
+  const auto t0 = Clock::now();
+  for (int pos = 0; pos < int(ids.size()); pos += m.max_batch()) {
+    const int n = std::min(m.max_batch(), int(ids.size()) - pos);
+    const bool last = pos + n == int(ids.size());
+    seq.forward(ids.data() + pos, n, pos, last ? Logits::Last : Logits::None, logits.data());
+  }
+  volatile int first = argmax(logits);
+  (void)first;
+  return ms_since(t0);
+}
+
+Result bench_prompt(Sequence& seq, int p, int reps, const ModelCost& cost, const MachineLimits* limits) {
+  const Model& m = seq.model();
+  const std::vector<int32_t> ids = random_tokens(p, m.n_vocab());
+  std::vector<float> logits(size_t(m.n_vocab()));
+  run_prompt(seq, ids, logits);  // warm-up: pages in the weights
+  std::vector<double> ms, rates;
+  for (int r = 0; r < reps; ++r) {
+    ms.push_back(run_prompt(seq, ids, logits));
+    rates.push_back(1000.0 * p / ms.back());
+  }
+  double flops = cost.matmul_flops_per_token * p + cost.output_flops;
+  for (int pos = 0; pos < p; ++pos) flops += attention_flops(m.desc().hp, pos);
+  Result r;
+  r.test = "pp" + std::to_string(p);
+  r.threads = seq.threads();
+  r.tokens_per_s = median(rates);
+  r.spread = stddev(rates);
+  r.ttft_ms = median(ms);
+  r.gflops = flops / (r.ttft_ms / 1000.0) / 1e9;
+  if (limits && limits->fp32_gflops_per_core > 0) r.peak_fraction = r.gflops / (limits->fp32_gflops_per_core * r.threads);
+  return r;
+}
+
+Result bench_generation(Sequence& seq, int n, int reps, const ModelCost& cost, const MachineLimits* limits) {
+  const Model& m = seq.model();
+  std::vector<float> logits(size_t(m.n_vocab()));
+  std::vector<double> per_token_ms, rates;
+  for (int r = -1; r < reps; ++r) {  // r == -1 is the warm-up
+    int32_t token = 1;
+    const auto t_run = Clock::now();
+    for (int pos = 0; pos < n; ++pos) {
+      const auto t0 = Clock::now();
+      seq.forward(&token, 1, pos, Logits::Last, logits.data());
+      token = argmax(logits);
+      if (r >= 0) per_token_ms.push_back(ms_since(t0));
+    }
+    if (r >= 0) rates.push_back(1000.0 * n / ms_since(t_run));
+  }
+  const double kv_bytes = double(m.kv_layout().bytes_per_position()) * (n + 1) / 2.0;  // average positions read
+  Result r;
+  r.test = "tg" + std::to_string(n);
+  r.threads = seq.threads();
+  r.tokens_per_s = median(rates);
+  r.spread = stddev(rates);
+  r.p50_ms = percentile(per_token_ms, 0.5);
+  r.p90_ms = percentile(per_token_ms, 0.9);
+  r.p99_ms = percentile(per_token_ms, 0.99);
+  r.gbps = (cost.weight_bytes_per_token + kv_bytes) * r.tokens_per_s / 1e9;
+  if (limits) r.bw_fraction = r.gbps / limits->bandwidth(r.threads);
+  return r;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string signed_fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%+.*f", decimals, v);
+  return buf;
+}
+
+std::string percent(double fraction) { return fraction > 0 ? fixed(100 * fraction, 0) + " %" : "-"; }
+
+// One line per tg test: what the kernel calls of its middle token cost, by kind.
+void print_token_profile(const std::string& name, const Result& r) {
+  const TokenProfile& p = *r.profile;
+  auto us = [](double seconds) { return fixed(1e6 * seconds, 1); };
+  std::printf("kernels: %s %s, %d thread(s), token at position %d, median of %d timed passes: matmul %s + attention %s "
+              "+ other %s = %s µs in %d calls; p50 token %s µs, overhead %s µs; timing added %s µs per call "
+              "(mostly a barrier, as most kernels end with), taken off\n",
+              name.c_str(), r.test.c_str(), r.threads, p.pos, p.runs, us(p.kernels[KernelKind::Matmul]).c_str(),
+              us(p.kernels[KernelKind::Attention]).c_str(), us(p.kernels[KernelKind::Other]).c_str(),
+              us(p.kernels.total()).c_str(), p.kernels.total_calls(), fixed(1e3 * r.p50_ms, 1).c_str(),
+              fixed(r.overhead_us(), 1).c_str(), fixed(1e6 * p.kernels.timing_cost, 2).c_str());
+}
+
+void print_memory(const std::string& name, const MemoryCheck& m) {
+  if (!m.peak_bytes) {
+    std::printf("memory: %s: peak resident memory not measured (no VmHWM in /proc/self/status, or it could not be "
+                "reset after --probe)\n", name.c_str());
+    return;
+  }
+  std::printf("memory: %s: peak resident %s MB (%s MB at the end) vs weights %s MB + KV cache %s MB (%d positions) "
+              "= %s MB: %s %% (target: at most +5 %%)\n",
+              name.c_str(), fixed(double(*m.peak_bytes) / 1e6, 1).c_str(),
+              m.now_bytes ? fixed(double(*m.now_bytes) / 1e6, 1).c_str() : "?", fixed(m.weights_bytes / 1e6, 1).c_str(),
+              fixed(m.kv_cache_bytes / 1e6, 1).c_str(), m.kv_positions, fixed(m.budget_bytes() / 1e6, 1).c_str(),
+              signed_fixed(100 * (double(*m.peak_bytes) / m.budget_bytes() - 1), 1).c_str());
+}
+
+void print_markdown(const std::string& name, const ModelCost& cost, const std::vector<Result>& results,
+                    const MemoryCheck& memory, const MachineLimits* limits) {
+  std::printf("| model | size | threads | test | t/s | TTFT ms | ms/token p50 / p90 / p99 | GB/s | %% of BW | GFLOP/s | %% of peak "
+              "| kernels µs/token | overhead µs/token |\n");
+  std::printf("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& r : results) {
+    const bool pp = r.test[0] == 'p';
+    const std::string overhead =
+        pp ? "-" : fixed(r.overhead_us(), 1) + " (" + fixed(100 * r.overhead_us() / (1e3 * r.p50_ms), 0) + " %)";
+    std::printf("| %s | %s MB | %d | %s | %s ± %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name.c_str(),
+                fixed(cost.file_bytes / 1e6, 1).c_str(), r.threads, r.test.c_str(), fixed(r.tokens_per_s, 2).c_str(),
+                fixed(r.spread, 2).c_str(), pp ? fixed(r.ttft_ms, 2).c_str() : "-",
+                pp ? "-" : (fixed(r.p50_ms, 3) + " / " + fixed(r.p90_ms, 3) + " / " + fixed(r.p99_ms, 3)).c_str(),
+                pp ? "-" : fixed(r.gbps, 2).c_str(), pp ? "-" : percent(r.bw_fraction).c_str(),
+                pp ? fixed(r.gflops, 1).c_str() : "-", pp ? percent(r.peak_fraction).c_str() : "-",
+                pp ? "-" : fixed(1e6 * r.profile->kernels.total(), 1).c_str(), overhead.c_str());
+  }
+  std::printf("\n");
+  for (const auto& r : results)
+    if (r.profile) print_token_profile(name, r);
+  print_memory(name, memory);
+  if (limits)
+    std::printf("machine: %s; read bandwidth %s GB/s (1 thread) .. %s GB/s (%zu threads); FP32 peak %s GFLOP/s per core (%s); int8 %s GOP/s per core (%s)\n",
+                limits->cpu.c_str(), fixed(limits->read_gbps.front(), 1).c_str(), fixed(limits->read_gbps.back(), 1).c_str(),
+                limits->read_gbps.size(), fixed(limits->fp32_gflops_per_core, 1).c_str(), limits->fp32_method.c_str(),
+                fixed(limits->int8_gops_per_core, 1).c_str(), limits->int8_method.c_str());
+  else
+    std::printf("(no machine limits: run with --probe once to compare with this machine's bandwidth and peak)\n");
+}
+
+// The kernel profile of a tg result as JSON fields (zeros for pp, like the other fields that do not apply).
+std::string json_profile_fields(const Result& r) {
+  const TokenProfile p = r.profile.value_or(TokenProfile{});
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "\"kernel_us\": %.4f, \"kernel_matmul_us\": %.4f, \"kernel_attention_us\": %.4f, "
+                "\"kernel_other_us\": %.4f, \"kernel_calls\": %d, \"profile_pos\": %d, \"timing_cost_us\": %.4f, "
+                "\"overhead_us\": %.4f",
+                1e6 * p.kernels.total(), 1e6 * p.kernels[KernelKind::Matmul], 1e6 * p.kernels[KernelKind::Attention],
+                1e6 * p.kernels[KernelKind::Other], p.kernels.total_calls(), p.pos, 1e6 * p.kernels.timing_cost,
+                r.profile ? r.overhead_us() : 0.0);
+  return buf;
+}
+
+std::string json_memory_fields(const MemoryCheck& m) {
+  auto bytes = [](const std::optional<int64_t>& b) { return b ? std::to_string(*b) : std::string("null"); };
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "\"peak_rss_bytes\": %s, \"rss_bytes\": %s, \"weights_bytes\": %.0f, \"kv_cache_bytes\": %.0f",
+                bytes(m.peak_bytes).c_str(), bytes(m.now_bytes).c_str(), m.weights_bytes, m.kv_cache_bytes);
+  return buf;
+}
+
+void print_json(const std::string& name, const ModelCost& cost, const std::vector<Result>& results,
+                const MemoryCheck& memory) {
+  std::printf("[\n");
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    std::printf(
+        "  {\"model\": \"%s\", \"size_bytes\": %.0f, \"params\": %.0f, \"threads\": %d, \"test\": \"%s\", "
+        "\"tokens_per_s\": %.4f, \"stddev\": %.4f, \"ttft_ms\": %.4f, \"p50_ms\": %.4f, \"p90_ms\": %.4f, "
+        "\"p99_ms\": %.4f, \"gbps\": %.4f, \"bandwidth_fraction\": %.4f, \"gflops\": %.4f, \"peak_fraction\": %.4f, "
+        "%s, %s}%s\n",
+        name.c_str(), cost.file_bytes, cost.params, r.threads, r.test.c_str(), r.tokens_per_s, r.spread, r.ttft_ms,
+        r.p50_ms, r.p90_ms, r.p99_ms, r.gbps, r.bw_fraction, r.gflops, r.peak_fraction,
+        json_profile_fields(r).c_str(), json_memory_fields(memory).c_str(), i + 1 < results.size() ? "," : "");
+  }
+  std::printf("]\n");
+}
+
+int run(int argc, char** argv, const ModelEntry& entry) {
+  const char* name = entry.name;
+  const BenchOptions o = parse_bench(argc, argv, entry);
+  if (o.load_child) return run_load_child(entry, o.model_path, o.threads.front());
+  if (o.load) {
+    run_load_bench(entry, {o.model_path, o.threads.front(), o.repetitions, o.drop_caches});
+    return 0;
+  }
+  std::optional<MachineLimits> limits;
+  const int max_threads = *std::max_element(o.threads.begin(), o.threads.end());
+  const std::string limits_path = o.limits_path.empty() ? default_limits_path() : o.limits_path;
+  if (o.probe) {
+    std::fprintf(stderr, "%s-bench: measuring this machine (a few seconds)...\n", name);
+    limits = probe_machine(std::max(max_threads, int(std::thread::hardware_concurrency())));
+    save_limits(*limits, limits_path);
+    std::fprintf(stderr, "%s-bench: machine limits saved to %s\n", name, limits_path.c_str());
+  } else if (!o.limits_path.empty()) {
+    limits = load_limits(limits_path);
+  } else if (std::filesystem::exists(limits_path)) {
+    // The default cache may be from another kiln version: without it the
+    // benchmark still runs, only without the machine's limits beside it.
+    try {
+      limits = load_limits(limits_path);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s-bench: warning: %s; not comparing with the machine's limits\n", name, e.what());
+    }
+  }
+  // The probe's 2 GiB buffer is no part of the model's memory: the peak starts again after it.
+  const bool peak_valid = !o.probe || reset_peak_resident();
+
+  std::unique_ptr<Model> model = load_model(entry, o.model_path);
+  for (int p : o.prompt_sizes)
+    if (p > model->n_ctx()) throw Error("-p " + std::to_string(p) + " exceeds the context of " + std::to_string(model->n_ctx()));
+  for (int n : o.gen_sizes)
+    if (n > model->n_ctx()) throw Error("-n " + std::to_string(n) + " exceeds the context of " + std::to_string(model->n_ctx()));
+
+  Session session(*model);
+  Sequence& seq = session.sequence();
+  if (o.prefix_tokens > 0) {
+    for (int t : o.threads) {
+      seq.set_threads(t);
+      PrefixBenchOptions prefix;
+      prefix.prompt_tokens = o.prefix_tokens;
+      prefix.runs = o.repetitions;
+      std::printf("%s\n", run_prefix_bench(session, prefix).markdown().c_str());
+    }
+    return 0;
+  }
+
+  const ModelCost cost = model_cost(model->desc());
+  std::vector<Result> results;
+  for (int t : o.threads) {
+    seq.set_threads(t);
+    for (int p : o.prompt_sizes)
+      if (p > 0) results.push_back(bench_prompt(seq, p, o.repetitions, cost, limits ? &*limits : nullptr));
+    for (int n : o.gen_sizes) {
+      if (n == 0) continue;
+      Result& r = results.emplace_back(bench_generation(seq, n, o.repetitions, cost, limits ? &*limits : nullptr));
+      // The cache holds the last run's n positions. At the middle one, attention
+      // costs its average over the run, as the median token's does.
+      r.profile = profile_token(seq, n / 2);
+    }
+  }
+  const MemoryCheck memory = memory_check(*model, cost, peak_valid);
+  if (o.json) print_json(name, cost, results, memory);
+  else print_markdown(name, cost, results, memory, limits ? &*limits : nullptr);
+  return 0;
+}
+
+}  // namespace
+
+int bench_main(int argc, char** argv, const ModelEntry& model) {
+  return run_reporting_errors(std::string(model.name) + "-bench", [&] { return run(argc, argv, model); });
+}
+
+}  // namespace kiln

@@ -1,0 +1,13 @@
+// kiln-bench: the benchmark program every compiled model gets (<name>-bench),
+// in the spirit of llama-bench: prompt ingestion (pp) and generation (tg)
+// speed as medians of repeated runs, next to this machine's measured limits.
+#pragma once
+
+#include "apps/cli.hpp"
+
+namespace kiln {
+
+// `name` is the model's name (the program is <name>-bench).
+int bench_main(int argc, char** argv, const ModelEntry& model);
+
+}  // namespace kiln

@@ -1,0 +1,93 @@
+#include "apps/cli_chat.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+
+#include "engine/chat/chat_prompt.hpp"
+#include "engine/error.hpp"
+
+namespace kiln {
+
+chat::ChatTemplate load_chat_template(const Model& model, const std::string& template_file) {
+  if (!template_file.empty()) {
+    std::ifstream in(template_file, std::ios::binary);
+    if (!in) throw Error("--chat-template-file: cannot read '" + template_file + "'");
+    const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return chat::ChatTemplate(source, template_file);
+  }
+  const std::optional<std::string> source = chat::gguf_chat_template(model.gguf());
+  if (!source) {
+    std::fputs("conversation: the GGUF has no tokenizer.chat_template; using ChatML (<|im_start|>role ... <|im_end|>)\n",
+               stderr);
+    return chat::ChatTemplate(chat::kChatMlTemplate, "chatml");
+  }
+  try {
+    return chat::ChatTemplate(*source, "tokenizer.chat_template");
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (give a template with --chat-template-file)");
+  }
+}
+
+std::tm local_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm now{};
+  localtime_r(&t, &now);
+  return now;
+}
+
+GenerationStats run_conversation(Session& session, const CliOptions& opt, Sampler& sampler, const ChatIo& io) {
+  const Model& model = session.model();
+  const Tokenizer& tok = model.tokenizer();
+  chat::Conversation chat(tok, load_chat_template(model, opt.chat_template_file), local_now());
+  if (!opt.system_prompt.empty()) chat.add_message("system", opt.system_prompt);
+  GenerationStats total;
+  std::string first_turn = opt.prompt;  // -p: the first user turn
+  for (int turn = 1;; ++turn) {
+    std::string user = first_turn;
+    first_turn.clear();
+    while (user.empty()) {  // as llama.cpp: an empty line asks again
+      io.print("> ");
+      if (!io.read_line(user)) return total;
+    }
+    chat.add_message("user", user);
+    const std::vector<int32_t>& prompt = chat.prompt_for_reply();
+    if (prompt.size() >= static_cast<size_t>(model.n_ctx())) {
+      std::fprintf(stderr, "conversation: turn %d needs %zu tokens of context, the model holds %d "
+                   "(set at build time: kiln_add_model CTX); ending the conversation\n", turn, prompt.size(), model.n_ctx());
+      return total;
+    }
+
+    // The reply's text as it reads after the prompt (SentencePiece's leading
+    // space is only dropped at the start of a text, not of a reply).
+    Detokenizer detok(tok);
+    for (int32_t t : prompt) detok.push(t);
+    std::vector<int32_t> reply;
+    std::string reply_text;
+    const GenerationStats s = generate(session, prompt, opt.n_predict, sampler, [&](int32_t t) {
+      reply.push_back(t);
+      const std::string piece = detok.push(t);
+      reply_text += piece;
+      io.print(piece);
+      return true;
+    });
+    const std::string rest = detok.flush();
+    reply_text += rest;
+    io.print(rest + "\n");
+    chat.add_reply(reply, reply_text);
+
+    std::fprintf(stderr, "turn %d: %d prompt tokens, %d reused, %d computed; %d generated%s\n", turn, s.prompt_tokens,
+                 s.reused_tokens, s.prompt_tokens - s.reused_tokens, s.generated_tokens,
+                 s.context_full ? "; stopped: context full" : "");
+    total.prompt_tokens += s.prompt_tokens;
+    total.reused_tokens += s.reused_tokens;
+    total.generated_tokens += s.generated_tokens;
+    total.prompt_ms += s.prompt_ms;
+    total.generate_ms += s.generate_ms;
+    if (turn == 1) total.ttft_ms = s.ttft_ms;
+    total.context_full = s.context_full;
+  }
+}
+
+}  // namespace kiln

@@ -1,0 +1,123 @@
+#include "apps/perplexity.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <thread>
+
+#include "engine/cli_support.hpp"
+#include "engine/error.hpp"
+#include "apps/perplexity_score.hpp"
+#include "engine/elapsed.hpp"
+
+namespace kiln {
+
+namespace {
+
+struct PerplexityOptions {
+  std::string model_path;  // -m; empty: the GGUF the binary was compiled from
+  std::string text_path;   // -f
+  int n_ctx = 0;           // -c; 0: the context the binary was compiled for
+  int threads = 0;         // -t; 0: all hardware threads
+  int chunks = -1;         // --chunks; -1: as many as the text holds
+};
+
+const char* kUsage =
+    "usage: %s -f FILE [options]\n\n"
+    "Computes the perplexity of the model compiled into this binary on a text, as llama.cpp's\n"
+    "llama-perplexity does: the text (with BOS) is cut into chunks of -c tokens, each chunk starts\n"
+    "with BOS and is scored on its second half. Prints the running estimate after each chunk and\n"
+    "the final value with its standard error.\n\n"
+    "  -m, --model FILE     GGUF with this model's weights (default: %s)\n"
+    "  -f, --file FILE      the text to score\n"
+    "  -c, --ctx-size N     tokens per chunk, at least 3 (default: the context it was compiled for)\n"
+    "  -t, --threads N      threads to use (default: all hardware threads)\n"
+    "      --chunks N       score at most N chunks (default: -1 = all the text holds)\n"
+    "  -h, --help           show this help\n";
+
+// Returns nullopt after printing the help.
+std::optional<PerplexityOptions> parse_perplexity(int argc, char** argv, const std::string& program,
+                                                  const ModelEntry& model) {
+  PerplexityOptions o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&] { return flag_value(argc, argv, i); };
+    if (flag == "-h" || flag == "--help") {
+      std::printf(kUsage, program.c_str(), default_model_text(model).c_str());
+      return std::nullopt;
+    } else if (flag == "-m" || flag == "--model") o.model_path = value();
+    else if (flag == "-f" || flag == "--file") o.text_path = value();
+    else if (flag == "-c" || flag == "--ctx-size") o.n_ctx = static_cast<int>(parse_int(flag, value(), 1, 1 << 30));
+    else if (flag == "-t" || flag == "--threads") o.threads = static_cast<int>(parse_int(flag, value(), 1, 1 << 16));
+    else if (flag == "--chunks") o.chunks = static_cast<int>(parse_int(flag, value(), -1, 1 << 30));
+    else throw Error("unknown argument '" + flag + "' (see --help)");
+  }
+  if (o.text_path.empty()) throw Error("no text to score: give -f FILE");
+  if (o.chunks == 0) throw Error("--chunks: expected -1 (all) or a positive count, got 0");
+  return o;
+}
+
+int run(int argc, char** argv, const std::string& program, const ModelEntry& entry) {
+  const std::optional<PerplexityOptions> parsed = parse_perplexity(argc, argv, program, entry);
+  if (!parsed) return 0;
+  const PerplexityOptions& opt = *parsed;
+  // The text first: a wrong path is reported before the model is mapped.
+  const std::string text = read_text_file("-f", opt.text_path, "text file");
+
+  std::unique_ptr<Model> model = load_model(entry, opt.model_path);
+  const int n_ctx = opt.n_ctx > 0 ? opt.n_ctx : model->n_ctx();
+  if (n_ctx > model->n_ctx())
+    throw Error("-c " + std::to_string(n_ctx) + ": larger than the context this program was compiled for (" +
+                std::to_string(model->n_ctx()) + "); recompile with a larger CTX");
+  if (scored_per_chunk(n_ctx) < 1) throw Error("-c " + std::to_string(n_ctx) + ": a chunk needs at least 3 tokens");
+  const int wanted = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::unique_ptr<Sequence> sequence = model->new_sequence();
+  sequence->set_threads(wanted);
+
+  // The whole text at once, with BOS as the vocabulary asks, special-token
+  // text read as text (llama-perplexity's tokenization).
+  const std::vector<int32_t> tokens = model->tokenizer().encode(text, /*add_special=*/true);
+  const int available = static_cast<int>(tokens.size() / static_cast<size_t>(n_ctx));
+  if (available == 0)
+    throw Error("'" + opt.text_path + "' is " + std::to_string(tokens.size()) + " tokens, fewer than one chunk of " +
+                std::to_string(n_ctx) + " (give a longer text or a smaller -c)");
+  const int n_chunks = opt.chunks > 0 ? std::min(opt.chunks, available) : available;
+  std::fprintf(stderr, "%s: %zu tokens; %d chunks of %d tokens, batch %d, %d threads\n", program.c_str(),
+               tokens.size(), n_chunks, n_ctx, model->max_batch(), sequence->threads());
+
+  NllStats stats;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int c = 0; c < n_chunks; ++c) {
+    const auto begin = tokens.begin() + static_cast<ptrdiff_t>(c) * n_ctx;
+    score_chunk(*sequence, std::vector<int32_t>(begin, begin + n_ctx), stats);
+    char estimate[64];
+    std::snprintf(estimate, sizeof estimate, "[%d]%.4f,", c + 1, stats.perplexity());
+    print_text(estimate);
+  }
+  const double seconds = seconds_since(t0);
+  print_text("\n");
+
+  char final_line[128];
+  const double error = stats.uncertainty();
+  if (std::isnan(error))
+    std::snprintf(final_line, sizeof final_line, "Final estimate: PPL = %.4f (too few tokens for an uncertainty)\n",
+                  stats.perplexity());
+  else
+    std::snprintf(final_line, sizeof final_line, "Final estimate: PPL = %.4f +/- %.5f\n", stats.perplexity(), error);
+  print_text(final_line);
+  const double evaluated = double(n_chunks) * n_ctx;
+  std::fprintf(stderr, "%s: %.0f tokens evaluated in %.2f s (%.2f tokens/s), %lld scored\n", program.c_str(),
+               evaluated, seconds, seconds > 0 ? evaluated / seconds : 0.0, static_cast<long long>(stats.count));
+  return 0;
+}
+
+}  // namespace
+
+int perplexity_main(int argc, char** argv, const ModelEntry& model) {
+  const std::string program = std::string(model.name) + "-perplexity";
+  return run_reporting_errors(program, [&] { return run(argc, argv, program, model); });
+}
+
+}  // namespace kiln

@@ -1,0 +1,166 @@
+#include "apps/server/http_routes.hpp"
+
+#include <httplib.h>
+
+#include <memory>
+
+#include "engine/model.hpp"
+#include "apps/server/openai_response.hpp"
+#include "apps/server/server_options.hpp"
+#include "apps/server/slot_scheduler.hpp"
+
+namespace kiln {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxBodyBytes = size_t{8} << 20;
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(json_text(body), "application/json; charset=utf-8");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message, const std::string& param = "") {
+  send_json(res, status, error_body(status, message, param));
+}
+
+// "Authorization: Bearer KEY" or "X-Api-Key: KEY", as llama-server takes it.
+bool authorized(const httplib::Request& req, const std::string& key) {
+  if (key.empty()) return true;
+  const std::string bearer = req.get_header_value("Authorization");
+  return bearer == "Bearer " + key || req.get_header_value("X-Api-Key") == key;
+}
+
+// "data: <json>\n\n"; false when the client has gone.
+bool send_event(httplib::DataSink& sink, const std::string& data) {
+  const std::string event = "data: " + data + "\n\n";
+  return sink.write(event.data(), event.size());
+}
+
+// Streams the job's events as server-sent events, ending with "data: [DONE]".
+void stream(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseIds& ids) {
+  const Endpoint endpoint = job->request.endpoint;
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [job, ids, endpoint](size_t, httplib::DataSink& sink) {
+        const auto gone = [&] {
+          job->cancelled = true;
+          return false;
+        };
+        if (endpoint == Endpoint::ChatCompletions &&
+            !send_event(sink, json_text(completion_chunk(endpoint, ids, "", nullptr, /*role_only=*/true))))
+          return gone();
+        for (;;) {
+          const CompletionEvent e = job->events.pop();
+          if (e.kind == CompletionEvent::Kind::Text) {
+            if (!send_event(sink, json_text(completion_chunk(endpoint, ids, e.text, nullptr)))) return gone();
+            continue;
+          }
+          const std::string last = e.kind == CompletionEvent::Kind::Done
+                                       ? json_text(completion_chunk(endpoint, ids, "", &e.result))
+                                       : json_text(error_body(e.status, e.text));
+          if (!send_event(sink, last) || !send_event(sink, "[DONE]")) return gone();
+          sink.done();
+          return true;
+        }
+      },
+      [job](bool success) {
+        if (!success) job->cancelled = true;
+      });
+}
+
+void complete(const ServerContext& ctx, const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
+  auto job = std::make_shared<Job>();
+  try {
+    job->request = parse_completion_request(req.body, endpoint);
+  } catch (const RequestError& e) {
+    return send_error(res, e.status, e.what(), e.param);
+  }
+  ctx.scheduler.submit(job);
+  // The first event says whether the prompt was accepted, before any header is sent.
+  const CompletionEvent first = job->events.pop();
+  if (first.kind == CompletionEvent::Kind::Error) return send_error(res, first.status, first.text);
+  const ResponseIds ids = new_response_ids(endpoint, ctx.model_id);
+  if (job->request.stream) return stream(res, job, ids);
+  std::string text;
+  for (;;) {
+    const CompletionEvent e = job->events.pop();
+    if (e.kind == CompletionEvent::Kind::Text) text += e.text;
+    else if (e.kind == CompletionEvent::Kind::Error) return send_error(res, e.status, e.text);
+    else return send_json(res, 200, completion_body(endpoint, ids, text, e.result));
+  }
+}
+
+json health(const ServerContext& ctx) {
+  const SlotCounts c = ctx.scheduler.counts();
+  return {{"status", "ok"}, {"slots_idle", c.idle}, {"slots_processing", c.processing}, {"requests_waiting", c.waiting}};
+}
+
+json models(const ServerContext& ctx) {
+  const json meta = {{"n_ctx", ctx.model.n_ctx()}, {"n_vocab", ctx.model.n_vocab()}, {"path", ctx.model.gguf_path()}};
+  return {{"object", "list"},
+          {"data", json::array({{{"id", ctx.model_id}, {"object", "model"}, {"created", 0}, {"owned_by", "kiln"},
+                                  {"meta", meta}}})}};
+}
+
+json props(const ServerContext& ctx) {
+  return {{"model_alias", ctx.model_id},
+          {"model_path", ctx.model.gguf_path()},
+          {"n_ctx", ctx.model.n_ctx()},
+          {"total_slots", ctx.scheduler.counts().total},
+          {"chat_template", ctx.template_name},
+          {"concurrency",
+           "sequential: the model has one KV cache, so requests in the slots are served one after another"}};
+}
+
+}  // namespace
+
+void add_routes(httplib::Server& server, const ServerContext& context) {
+  const ServerContext* ctx = &context;  // outlives the server
+  server.set_payload_max_length(kMaxBodyBytes);
+  server.set_pre_routing_handler([ctx](const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/health" || req.path == "/v1/health" || authorized(req, ctx->options.api_key))
+      return httplib::Server::HandlerResponse::Unhandled;
+    send_error(res, 401, "invalid or missing API key (send 'Authorization: Bearer <key>')");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // Whatever ends in an error without a body of ours (an unknown path, a body
+  // over the size limit) still answers in JSON.
+  server.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    const std::string message = res.status == 404   ? "no such endpoint: " + req.method + " " + req.path
+                                : res.status == 413 ? "the request body is over " + std::to_string(kMaxBodyBytes) + " bytes"
+                                                    : "HTTP status " + std::to_string(res.status);
+    send_error(res, res.status, message);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr e) {
+    std::string message = "internal error";
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      message += std::string(": ") + x.what();
+    } catch (...) {
+    }
+    send_error(res, 500, message);
+  });
+
+  for (const char* path : {"/health", "/v1/health"})
+    server.Get(path, [ctx](const httplib::Request&, httplib::Response& res) { send_json(res, 200, health(*ctx)); });
+  for (const char* path : {"/v1/models", "/models"})
+    server.Get(path, [ctx](const httplib::Request&, httplib::Response& res) { send_json(res, 200, models(*ctx)); });
+  server.Get("/props", [ctx](const httplib::Request&, httplib::Response& res) { send_json(res, 200, props(*ctx)); });
+  for (const char* path : {"/v1/completions", "/completions"})
+    server.Post(path, [ctx](const httplib::Request& req, httplib::Response& res) {
+      complete(*ctx, req, res, Endpoint::Completions);
+    });
+  for (const char* path : {"/v1/chat/completions", "/chat/completions"})
+    server.Post(path, [ctx](const httplib::Request& req, httplib::Response& res) {
+      complete(*ctx, req, res, Endpoint::ChatCompletions);
+    });
+}
+
+}  // namespace kiln

@@ -1,0 +1,172 @@
+#include "apps/server/openai_request.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <limits>
+
+namespace kiln {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void reject(const std::string& param, const std::string& rule) {
+  throw RequestError(400, "'" + param + "' " + rule, param);
+}
+
+// The field `key` if the body has it and it is not null.
+const json* field(const json& body, const char* key) {
+  const auto it = body.find(key);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+double number(const json& body, const char* key, double def, double min, double max) {
+  const json* v = field(body, key);
+  if (!v) return def;
+  if (!v->is_number()) reject(key, "must be a number");
+  const double x = v->get<double>();
+  if (!(x >= min && x <= max)) reject(key, "must be in [" + json(min).dump() + ", " + json(max).dump() + "]");
+  return x;
+}
+
+long long integer(const json& body, const char* key, long long def, long long min, long long max) {
+  const json* v = field(body, key);
+  if (!v) return def;
+  if (!v->is_number_integer()) reject(key, "must be an integer");
+  const long long x = v->get<long long>();
+  if (x < min || x > max) reject(key, "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  return x;
+}
+
+bool boolean(const json& body, const char* key, bool def) {
+  const json* v = field(body, key);
+  if (!v) return def;
+  if (!v->is_boolean()) reject(key, "must be true or false");
+  return v->get<bool>();
+}
+
+std::string string_field(const json& v, const std::string& name) {
+  if (!v.is_string()) reject(name, "must be a string");
+  return v.get<std::string>();
+}
+
+// A message's content: a string, or a list of {"type": "text", "text": ...}
+// parts (joined), or null (an assistant message that only called tools).
+std::string message_content(const json& content, const std::string& name) {
+  if (content.is_null()) return "";
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) reject(name, "must be a string or a list of text parts");
+  std::string text;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const json& part = content[i];
+    const std::string part_name = name + "[" + std::to_string(i) + "]";
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text"))
+      reject(part_name, "must be {\"type\": \"text\", \"text\": ...} (kiln serves text only)");
+    text += string_field(part["text"], part_name + ".text");
+  }
+  return text;
+}
+
+std::vector<ChatMessage> messages(const json& body) {
+  const json* list = field(body, "messages");
+  if (!list) reject("messages", "is required");
+  if (!list->is_array() || list->empty()) reject("messages", "must be a non-empty list");
+  std::vector<ChatMessage> out;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json& m = (*list)[i];
+    const std::string name = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) reject(name, "must be an object with 'role' and 'content'");
+    if (!m.contains("role")) reject(name + ".role", "is required");
+    ChatMessage msg{string_field(m["role"], name + ".role"), ""};
+    if (msg.role != "system" && msg.role != "developer" && msg.role != "user" && msg.role != "assistant" &&
+        msg.role != "tool")
+      reject(name + ".role", "is '" + msg.role + "'; kiln knows system, developer, user, assistant and tool");
+    if (!m.contains("content") && msg.role != "assistant") reject(name + ".content", "is required");
+    msg.content = message_content(m.value("content", json()), name + ".content");
+    out.push_back(std::move(msg));
+  }
+  return out;
+}
+
+// "prompt": a string, or a list holding one string.
+std::string prompt(const json& body) {
+  const json* p = field(body, "prompt");
+  if (!p) reject("prompt", "is required");
+  if (p->is_array() && p->size() == 1 && (*p)[0].is_string()) return (*p)[0].get<std::string>();
+  if (!p->is_string()) reject("prompt", "must be a string (kiln serves one prompt per request)");
+  return p->get<std::string>();
+}
+
+std::vector<std::string> stop_strings(const json& body) {
+  const json* s = field(body, "stop");
+  if (!s) return {};
+  std::vector<std::string> out;
+  if (s->is_string()) {
+    out.push_back(s->get<std::string>());
+  } else if (s->is_array()) {
+    for (size_t i = 0; i < s->size(); ++i) out.push_back(string_field((*s)[i], "stop[" + std::to_string(i) + "]"));
+  } else {
+    reject("stop", "must be a string or a list of strings");
+  }
+  for (const std::string& t : out)
+    if (t.empty()) reject("stop", "must not hold an empty string");
+  return out;
+}
+
+// Fields whose only value kiln serves is their default.
+void refuse_unsupported(const json& body) {
+  if (integer(body, "n", 1, 1, 1) != 1) reject("n", "must be 1");
+  if (number(body, "presence_penalty", 0, -2, 2) != 0) reject("presence_penalty", "is not supported (only 0)");
+  if (number(body, "frequency_penalty", 0, -2, 2) != 0) reject("frequency_penalty", "is not supported (only 0)");
+  const json* logprobs = field(body, "logprobs");
+  if (logprobs && !(logprobs->is_boolean() && !logprobs->get<bool>())) reject("logprobs", "is not supported");
+  if (boolean(body, "echo", false)) reject("echo", "is not supported");
+  if (const json* tools = field(body, "tools"); tools && !tools->empty()) reject("tools", "is not supported");
+}
+
+CompletionRequest read_request(const json& body, Endpoint endpoint) {
+  CompletionRequest r;
+  r.endpoint = endpoint;
+  if (endpoint == Endpoint::ChatCompletions) r.messages = messages(body);
+  else r.prompt = prompt(body);
+  refuse_unsupported(body);
+
+  constexpr long long kIntMax = std::numeric_limits<int>::max();
+  const char* max_key = endpoint == Endpoint::ChatCompletions && field(body, "max_completion_tokens")
+                            ? "max_completion_tokens"
+                            : "max_tokens";
+  r.max_tokens = static_cast<int>(integer(body, max_key, -1, 1, kIntMax));
+  SamplerParams& s = r.sampling;
+  s.temperature = static_cast<float>(number(body, "temperature", s.temperature, 0, 1e6));
+  s.top_p = static_cast<float>(number(body, "top_p", s.top_p, 0, 1));
+  s.min_p = static_cast<float>(number(body, "min_p", s.min_p, 0, 1));
+  s.top_k = static_cast<int>(integer(body, "top_k", s.top_k, 0, kIntMax));
+  s.repeat_penalty = static_cast<float>(number(body, "repeat_penalty", s.repeat_penalty, 1e-6, 1e6));
+  // -1 (llama.cpp's "random") and any non-negative seed.
+  const long long seed = integer(body, "seed", -1, -1, std::numeric_limits<long long>::max());
+  if (seed >= 0) s.seed = static_cast<uint64_t>(seed);
+  r.stop = stop_strings(body);
+  r.stream = boolean(body, "stream", false);
+  return r;
+}
+
+}  // namespace
+
+CompletionRequest parse_completion_request(std::string_view body_text, Endpoint endpoint) {
+  json body;
+  try {
+    body = json::parse(body_text);
+  } catch (const json::parse_error& e) {
+    throw RequestError(400, std::string("the request body is not valid JSON: ") + e.what());
+  }
+  if (!body.is_object()) throw RequestError(400, "the request body must be a JSON object");
+
+  try {
+    return read_request(body, endpoint);
+  } catch (const json::exception& e) {  // a field of an unexpected type deep inside (value() of a string, ...)
+    throw RequestError(400, std::string("the request does not have the expected form: ") + e.what());
+  }
+}
+
+}  // namespace kiln

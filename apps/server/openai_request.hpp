@@ -1,0 +1,47 @@
+// The body of an OpenAI completion or chat completion request, read and
+// checked: every field kiln uses, with its type and range, and a RequestError
+// (HTTP 400, naming the field) for anything it cannot serve.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/session/sampler.hpp"
+
+namespace kiln {
+
+// An error the client caused: the HTTP status and the field it concerns.
+class RequestError : public std::runtime_error {
+ public:
+  RequestError(int http_status, const std::string& message, std::string field = "")
+      : std::runtime_error(message), status(http_status), param(std::move(field)) {}
+  int status;
+  std::string param;  // the request field, or empty
+};
+
+enum class Endpoint { Completions, ChatCompletions };
+
+struct ChatMessage {
+  std::string role;  // system, developer, user, assistant or tool
+  std::string content;
+};
+
+struct CompletionRequest {
+  Endpoint endpoint = Endpoint::Completions;
+  std::string prompt;                 // /v1/completions
+  std::vector<ChatMessage> messages;  // /v1/chat/completions
+  int max_tokens = -1;                // -1: until an end-of-generation token or a full context
+  SamplerParams sampling;             // llama.cpp's defaults where the request says nothing
+  std::vector<std::string> stop;      // the text ends before the first of these
+  bool stream = false;
+};
+
+// Throws RequestError (400) for malformed JSON, a missing or mistyped field,
+// a value out of range, or a feature kiln does not serve (n > 1, logprobs,
+// echo, penalties other than 0). Fields it does not know are ignored, as
+// OpenAI clients send more than every server reads.
+CompletionRequest parse_completion_request(std::string_view body, Endpoint endpoint);
+
+}  // namespace kiln

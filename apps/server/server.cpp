@@ -1,0 +1,96 @@
+#include "apps/server/server.hpp"
+
+#include <httplib.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include "engine/cli_support.hpp"
+#include "engine/error.hpp"
+#include "apps/cli_chat.hpp"
+#include "apps/server/completion.hpp"
+#include "apps/server/http_routes.hpp"
+#include "apps/server/server_options.hpp"
+#include "apps/server/slot_scheduler.hpp"
+
+namespace kiln {
+
+namespace {
+
+// SIGINT and SIGTERM: blocked in every thread (block_stop_signals runs
+// before any other thread starts, and threads inherit the mask) and taken by
+// one thread that stops the server, so no signal handler runs in the middle
+// of the server's work.
+sigset_t block_stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+class StopOnSignal {
+ public:
+  StopOnSignal(httplib::Server& server, sigset_t signals) : signals_(signals) {
+    waiter_ = std::thread([this, &server] {
+      int signal = 0;
+      sigwait(&signals_, &signal);
+      server.stop();
+    });
+  }
+  ~StopOnSignal() {
+    pthread_kill(waiter_.native_handle(), SIGTERM);  // ends the wait if no signal came
+    waiter_.join();
+  }
+
+ private:
+  sigset_t signals_;
+  std::thread waiter_;
+};
+
+int run(int argc, char** argv, const ModelEntry& entry) {
+  const char* name = entry.name;
+  std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not the end of the server
+  const sigset_t stop_signals = block_stop_signals();
+  const ServerOptions opt = parse_server_options(argc, argv);
+  if (opt.help) {
+    std::fputs(server_usage(name, default_model_text(entry).c_str()).c_str(), stdout);
+    return 0;
+  }
+  std::unique_ptr<Model> model = load_model(entry, opt.model_path);
+  chat::ChatTemplate chat_template = load_chat_template(*model, opt.chat_template_file);
+  const std::string template_name = chat_template.name();
+  const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  CompletionRunner runner(*model, std::move(chat_template), threads);
+  SlotScheduler scheduler(opt.parallel, [&runner](Job& job, int) { runner.run(job); });
+
+  httplib::Server server;
+  // A thread per connection: every admitted or waiting request holds one
+  // while it waits for the worker, and a few more keep /health answering.
+  const size_t http_threads = std::max<size_t>(8, static_cast<size_t>(opt.parallel) + 4);
+  server.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
+  const ServerContext context{*model, opt, scheduler, opt.alias.empty() ? name : opt.alias, template_name};
+  add_routes(server, context);
+  const int port = opt.port == 0 ? server.bind_to_any_port(opt.host) : (server.bind_to_port(opt.host, opt.port) ? opt.port : -1);
+  if (port < 0) throw Error("cannot listen on " + opt.host + ":" + std::to_string(opt.port) + " (in use, or not an address of this machine)");
+  std::fprintf(stderr, "%s-server: listening on http://%s:%d (%d slot%s, served one after another; context %d; %d threads)\n",
+               name, opt.host.c_str(), port, opt.parallel, opt.parallel == 1 ? "" : "s", model->n_ctx(),
+               runner.threads());
+  std::fflush(stderr);
+  StopOnSignal stop_on_signal(server, stop_signals);
+  if (!server.listen_after_bind()) throw Error("the server stopped listening on " + opt.host + ":" + std::to_string(port));
+  std::fprintf(stderr, "%s-server: stopped\n", name);
+  return 0;
+}
+
+}  // namespace
+
+int server_main(int argc, char** argv, const ModelEntry& model) {
+  return run_reporting_errors(std::string(model.name) + "-server", [&] { return run(argc, argv, model); });
+}
+
+}  // namespace kiln

@@ -1,0 +1,117 @@
+#include "engine/session/session.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "engine/error.hpp"
+#include "engine/session/state_file.hpp"
+#include "engine/elapsed.hpp"
+
+namespace kiln {
+
+void check_prompt_fits(const Model& model, size_t n_tokens) {
+  if (n_tokens > static_cast<size_t>(model.n_ctx()))
+    throw Error("the prompt is " + std::to_string(n_tokens) + " tokens, but the context holds " +
+                std::to_string(model.n_ctx()) + " (set at build time: kiln_add_model CTX)");
+}
+
+Session::Session(const Model& model)
+    : model_(model), sequence_(model.new_sequence()), logits_(static_cast<size_t>(model.n_vocab())) {
+  tokens_.reserve(static_cast<size_t>(model.n_ctx()));
+}
+
+std::span<const float> Session::ingest(std::span<const int32_t> tokens) {
+  if (tokens.empty()) throw Error("nothing to ingest: the token list is empty");
+  if (n_past() + tokens.size() > static_cast<size_t>(model_.n_ctx()))
+    throw Error(std::to_string(n_past() + tokens.size()) + " tokens do not fit in the context of " +
+                std::to_string(model_.n_ctx()) + " (set at build time: kiln_add_model CTX)");
+  for (size_t done = 0; done < tokens.size();) {
+    const size_t n = std::min(tokens.size() - done, static_cast<size_t>(model_.max_batch()));
+    const bool last = done + n == tokens.size();
+    sequence_->forward(tokens.data() + done, static_cast<int>(n), n_past(), last ? Logits::Last : Logits::None,
+                   logits_.data());
+    tokens_.insert(tokens_.end(), tokens.begin() + done, tokens.begin() + done + n);
+    done += n;
+  }
+  return logits_;
+}
+
+std::span<const float> Session::ingest_prompt(std::span<const int32_t> prompt) {
+  if (prompt.empty()) throw Error("nothing to ingest: the prompt is empty");
+  check_prompt_fits(model_, prompt.size());
+  const size_t kept = std::min(common_prefix_length(tokens_, prompt), prompt.size() - 1);
+  tokens_.resize(kept);
+  last_reused_ = static_cast<int>(kept);
+  return ingest(prompt.subspan(kept));
+}
+
+SessionState Session::snapshot(size_t n_tokens) const {
+  if (n_tokens > tokens_.size())
+    throw Error("cannot snapshot " + std::to_string(n_tokens) + " positions, the context holds " +
+                std::to_string(tokens_.size()));
+  SessionState s;
+  s.fingerprint = model_.fingerprint();
+  s.kv = model_.kv_layout();
+  s.tokens.assign(tokens_.begin(), tokens_.begin() + static_cast<std::ptrdiff_t>(n_tokens));
+  s.kv_bytes.resize(n_tokens * s.kv.bytes_per_position());
+  sequence_->read_kv(0, static_cast<int>(n_tokens), s.kv_bytes.data());
+  return s;
+}
+
+size_t Session::restore_prefix(const SessionState& state, std::span<const int32_t> prompt) {
+  check_state_fits(state, model_);
+  const size_t n = common_prefix_length(state.tokens, prompt);
+  sequence_->write_kv(0, static_cast<int>(n), state.kv_bytes.data());
+  tokens_.assign(state.tokens.begin(), state.tokens.begin() + static_cast<std::ptrdiff_t>(n));
+  return n;
+}
+
+void Session::save_state(const std::string& path) const { write_state_file(path, snapshot()); }
+
+void Session::load_state(const std::string& path) {
+  try {
+    restore(read_state_file(path));
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+GenerationStats generate(Session& session, std::span<const int32_t> prompt, int n_predict, Sampler& sampler,
+                         const TokenCallback& on_token) {
+  const Model& model = session.model();
+  GenerationStats stats;
+  stats.prompt_tokens = static_cast<int>(prompt.size());
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::span<const float> logits = session.ingest_prompt(prompt);
+  stats.prompt_ms = ms_since(t0);
+  stats.reused_tokens = session.last_reused();
+  for (int32_t t : prompt) sampler.accept(t);
+
+  std::chrono::steady_clock::time_point first_token_time;
+  for (int i = 0; n_predict < 0 || i < n_predict; ++i) {
+    const int32_t token = sampler.sample(logits.data());
+    if (i == 0) {
+      first_token_time = std::chrono::steady_clock::now();
+      stats.ttft_ms = ms_since(t0);
+    }
+    sampler.accept(token);
+    if (model.tokenizer().is_end_of_generation(token)) break;
+    const bool go_on = on_token(token);
+    ++stats.generated_tokens;
+    if (session.n_past() >= model.n_ctx()) {
+      stats.context_full = true;
+      break;
+    }
+    const int32_t one[] = {token};
+    logits = session.ingest(one);
+    if (!go_on) {
+      stats.stopped = true;
+      break;
+    }
+  }
+  if (stats.generated_tokens > 0) stats.generate_ms = ms_since(first_token_time);
+  return stats;
+}
+
+}  // namespace kiln

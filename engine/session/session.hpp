@@ -1,0 +1,107 @@
+// A conversation with a model: a sequence of its own (KV cache, scratch,
+// threads) on the model's shared weights, the tokens in that cache, batched
+// prompt ingestion that reuses what the cache already holds, saving and
+// restoring that state, and the token-by-token generation loop.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/model.hpp"
+#include "engine/session/sampler.hpp"
+#include "engine/session/session_state.hpp"
+
+namespace kiln {
+
+// Throws kiln::Error "the prompt is <n> tokens, but the context holds ..."
+// when n_tokens positions do not fit in the model's context.
+void check_prompt_fits(const Model& model, size_t n_tokens);
+
+// Sessions on one model are independent: each may be driven by its own
+// thread (docs/ARCHITECTURE.md, "Sessions"); one session is used by one
+// thread at a time. The model must outlive its sessions.
+class Session {
+ public:
+  // Allocates the session's sequence (Model::new_sequence), on one thread.
+  explicit Session(const Model& model);
+
+  // Appends tokens to the context, max_batch() at a time, computing logits
+  // only for the last one; returns them (n_vocab floats, valid until the next
+  // call). Throws kiln::Error if the tokens do not fit in the context.
+  std::span<const float> ingest(std::span<const int32_t> tokens);
+
+  // Makes the context `prompt` and returns the logits of its last token
+  // (valid until the next call): keeps the longest prefix the cache already
+  // shares with `prompt`, forgets whatever followed it, and ingests only the
+  // rest. A prompt the cache holds entirely still has its last token ingested
+  // again, since only the KV cache, not the logits, is kept. Throws
+  // kiln::Error, with the context unchanged, if the prompt is empty or longer
+  // than the context.
+  std::span<const float> ingest_prompt(std::span<const int32_t> prompt);
+  // The logits of the last token ingested (n_vocab floats, valid until the
+  // next call; meaningless before the first ingest).
+  std::span<const float> logits() const { return logits_; }
+  // How many positions the last ingest_prompt kept instead of computing.
+  int last_reused() const { return last_reused_; }
+
+  // Forgets the context (the cache is simply overwritten later).
+  void reset() { tokens_.clear(); }
+
+  // The context as a value: all of it, or its first n_tokens positions.
+  SessionState snapshot() const { return snapshot(tokens_.size()); }
+  SessionState snapshot(size_t n_tokens) const;
+  // Replaces the context with `state`, or with only the longest prefix it
+  // shares with `prompt` (returning that length), for ingest_prompt to go on
+  // from. The state is checked first (check_state_fits): a kiln::Error leaves
+  // the context and the cache untouched.
+  void restore(const SessionState& state) { restore_prefix(state, state.tokens); }
+  size_t restore_prefix(const SessionState& state, std::span<const int32_t> prompt);
+
+  // snapshot() / restore() through a state file (engine/session/state_file.hpp).
+  // Errors are kiln::Error "<path>: <reason>"; a bad file changes nothing.
+  void save_state(const std::string& path) const;
+  void load_state(const std::string& path);
+
+  const std::vector<int32_t>& tokens() const { return tokens_; }
+  int n_past() const { return static_cast<int>(tokens_.size()); }
+  const Model& model() const { return model_; }
+  // The session's own KV cache and threads (Sequence::set_threads). Forward
+  // calls made on it directly bypass tokens(): reset() the session after.
+  Sequence& sequence() { return *sequence_; }
+  const Sequence& sequence() const { return *sequence_; }
+
+ private:
+  const Model& model_;
+  std::unique_ptr<Sequence> sequence_;
+  std::vector<int32_t> tokens_;  // what the KV cache holds, position by position
+  std::vector<float> logits_;
+  int last_reused_ = 0;
+};
+
+struct GenerationStats {
+  int prompt_tokens = 0;
+  int reused_tokens = 0;  // prompt positions the session's cache already held (Session::last_reused)
+  int generated_tokens = 0;
+  double prompt_ms = 0;  // ingesting the prompt, up to its logits
+  double ttft_ms = 0;    // from the start to the first generated token
+  double generate_ms = 0;  // from the first generated token to the last
+  bool context_full = false;  // stopped because the context ran out
+  bool stopped = false;       // stopped because on_token returned false
+};
+
+// Called with each generated token; returns whether to go on.
+using TokenCallback = std::function<bool(int32_t)>;
+
+// Makes `prompt` the session's context (Session::ingest_prompt: a prefix the
+// cache already holds is not computed again), then samples up to n_predict
+// tokens (n_predict < 0: until end of generation or a full context), calling
+// on_token for each and ingesting it, until on_token returns false. A prompt
+// longer than the context is a kiln::Error; nothing is truncated.
+GenerationStats generate(Session& session, std::span<const int32_t> prompt, int n_predict, Sampler& sampler,
+                         const TokenCallback& on_token);
+
+}  // namespace kiln
