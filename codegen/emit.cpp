@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/error.hpp"
+#include "models/llama/block_tensors.hpp"
 
 namespace kiln::codegen {
 
@@ -33,13 +34,12 @@ const char* bool_literal(bool b) { return b ? "true" : "false"; }
 
 std::string type_literal(TensorType t) { return "kiln::TensorType::" + std::string(traits_of(t).enum_name); }
 
-// The weight types of one transformer block, in the order llama::layer reads them.
-constexpr const char* kBlockMatrices[] = {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"};
-
+// The weight type of each matrix of block `layer`, as "type,type,...".
 std::string block_types_key(const ModelDesc& d, int layer) {
   std::string key;
-  for (const char* m : kBlockMatrices)
-    key += std::string(traits_of(d.tensor("blk." + std::to_string(layer) + "." + m + ".weight").type).name) + ",";
+  for (const llama::BlockTensor& t : llama::kBlockTensors)
+    if (t.matrix && llama::is_present(t, d.hp.qkv_bias))
+      key += std::string(traits_of(d.tensor(llama::block_tensor_name(layer, t)).type).name) + ",";
   return key;
 }
 
@@ -128,9 +128,10 @@ std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std:
     layer_types.push_back(it->second);
     if (!added) continue;
     f << "struct BlockTypes" << it->second << " {\n";
-    for (const char* mat : kBlockMatrices)
-      f << "  static constexpr kiln::TensorType " << mat << " = "
-        << type_literal(d.tensor("blk." + std::to_string(l) + "." + mat + ".weight").type) << ";\n";
+    for (const llama::BlockTensor& t : llama::kBlockTensors)
+      if (t.matrix && llama::is_present(t, d.hp.qkv_bias))
+        f << "  static constexpr kiln::TensorType " << llama::matrix_role(t) << " = "
+          << type_literal(d.tensor(llama::block_tensor_name(l, t)).type) << ";\n";
     f << "};\n\n";
   }
 

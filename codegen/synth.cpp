@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/quant.hpp"
+#include "models/llama/block_tensors.hpp"
 
 namespace kiln::synth {
 
@@ -171,7 +172,7 @@ GgufWriter make_model(const SynthSpec& spec) {
   add_vocab(w, s.n_vocab);
 
   Random rng(spec.seed);
-  const float in_embd = 1.0f / std::sqrt(float(s.n_embd)), in_ff = 1.0f / std::sqrt(float(s.n_ff));
+  const float in_embd = 1.0f / std::sqrt(float(s.n_embd));
   // Embedding rows with RMS near 0.5, and an output layer whose logits spread over a few units.
   const bool tied_mix = spec.tied_output && spec.types.more_bits;
   add_matrix(w, rng, "token_embd.weight", tied_mix ? spec.types.output : spec.types.token_embd, s.n_vocab, s.n_embd,
@@ -179,25 +180,32 @@ GgufWriter make_model(const SynthSpec& spec) {
   add_norm(w, rng, "output_norm.weight", s.n_embd);
   if (!spec.tied_output) add_matrix(w, rng, "output.weight", spec.types.output, s.n_vocab, s.n_embd, 3.0f * in_embd);
   if (spec.rope_freqs) add_rope_freqs(w, head_dim, spec.rope_base);
+  // The blocks, tensor by tensor from the architecture's table. Matrices
+  // that read the residual stream start at 1/sqrt(n_embd); those that write
+  // back into it (the output projections), at half of 1/sqrt(their input).
+  const bool qkv_bias = arch == "qwen2";
+  const llama::BlockSizes size{s.n_embd, s.n_embd, kv_dim, s.n_ff};
   for (int l = 0; l < s.n_layer; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".";
-    const TensorType at = spec.types.attention, ff = spec.types.feed_forward;
     const bool more = spec.types.more_bits && gets_more_bits(l, s.n_layer);
-    const TensorType attn_v = more ? *spec.types.more_bits : at, ffn_down = more ? *spec.types.more_bits : ff;
-    add_norm(w, rng, b + "attn_norm.weight", s.n_embd);
-    add_matrix(w, rng, b + "attn_q.weight", at, s.n_embd, s.n_embd, in_embd);
-    add_matrix(w, rng, b + "attn_k.weight", at, kv_dim, s.n_embd, in_embd);
-    add_matrix(w, rng, b + "attn_v.weight", attn_v, kv_dim, s.n_embd, in_embd);
-    if (arch == "qwen2") {
-      add_vector(w, rng, b + "attn_q.bias", s.n_embd, 0.0f, 0.5f);
-      add_vector(w, rng, b + "attn_k.bias", kv_dim, 0.0f, 0.5f);
-      add_vector(w, rng, b + "attn_v.bias", kv_dim, 0.0f, 0.5f);
+    for (const llama::BlockTensor& t : llama::kBlockTensors) {
+      if (!llama::is_present(t, qkv_bias)) continue;
+      const std::string name = llama::block_tensor_name(l, t);
+      const int cols = int(size(t.cols));
+      if (t.vector && t.name.ends_with(".bias")) {
+        add_vector(w, rng, name, cols, 0.0f, 0.5f);
+      } else if (t.vector) {
+        add_norm(w, rng, name, cols);
+      } else {
+        const std::string_view role = llama::matrix_role(t);
+        // llama-quantize's Q4_K_M gives attn_v and ffn_down more bits in some layers.
+        const bool more_here = more && (role == "attn_v" || role == "ffn_down");
+        const TensorType type = more_here                 ? *spec.types.more_bits
+                                : role.starts_with("ffn_") ? spec.types.feed_forward
+                                                           : spec.types.attention;
+        const float scale = t.cols == llama::Dim::Embd ? in_embd : 0.5f * (1.0f / std::sqrt(float(cols)));
+        add_matrix(w, rng, name, type, int(size(t.rows)), cols, scale);
+      }
     }
-    add_matrix(w, rng, b + "attn_output.weight", at, s.n_embd, s.n_embd, 0.5f * in_embd);
-    add_norm(w, rng, b + "ffn_norm.weight", s.n_embd);
-    add_matrix(w, rng, b + "ffn_gate.weight", ff, s.n_ff, s.n_embd, in_embd);
-    add_matrix(w, rng, b + "ffn_up.weight", ff, s.n_ff, s.n_embd, in_embd);
-    add_matrix(w, rng, b + "ffn_down.weight", ffn_down, s.n_embd, s.n_ff, 0.5f * in_ff);
   }
   return w;
 }

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "models/llama/block_tensors.hpp"
+
 namespace kiln {
 
 namespace {
@@ -12,24 +14,17 @@ struct TensorRule {
   bool float_only;  // norms and biases are read as plain float arrays
 };
 
-// The tensors of block `l`.
+// The tensors of block `l` (models/llama/block_tensors.hpp).
 std::vector<TensorRule> block_rules(const Hyperparams& hp, int l) {
-  const int64_t e = hp.n_embd, q = int64_t(hp.n_head) * hp.head_dim, kv = int64_t(hp.n_head_kv) * hp.head_dim;
+  const llama::BlockSizes size{hp.n_embd, int64_t(hp.n_head) * hp.head_dim, int64_t(hp.n_head_kv) * hp.head_dim, hp.n_ff};
   const std::string b = "blk." + std::to_string(l) + ".";
-  std::vector<TensorRule> rules = {{b + "attn_norm.weight", {e}, true},
-                                   {b + "attn_q.weight", {e, q}, false},
-                                   {b + "attn_k.weight", {e, kv}, false},
-                                   {b + "attn_v.weight", {e, kv}, false}};
-  if (hp.qkv_bias) {
-    rules.push_back({b + "attn_q.bias", {q}, true});
-    rules.push_back({b + "attn_k.bias", {kv}, true});
-    rules.push_back({b + "attn_v.bias", {kv}, true});
+  std::vector<TensorRule> rules;
+  for (const llama::BlockTensor& t : llama::kBlockTensors) {
+    if (!llama::is_present(t, hp.qkv_bias)) continue;
+    std::vector<int64_t> dims = {size(t.cols)};
+    if (t.rows != llama::Dim::None) dims.push_back(size(t.rows));
+    rules.push_back({b + std::string(t.name), std::move(dims), t.vector != nullptr});
   }
-  rules.push_back({b + "attn_output.weight", {q, e}, false});
-  rules.push_back({b + "ffn_norm.weight", {e}, true});
-  rules.push_back({b + "ffn_gate.weight", {e, hp.n_ff}, false});
-  rules.push_back({b + "ffn_up.weight", {e, hp.n_ff}, false});
-  rules.push_back({b + "ffn_down.weight", {hp.n_ff, e}, false});
   return rules;
 }
 

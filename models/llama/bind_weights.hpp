@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "models/llama/block_tensors.hpp"
 #include "models/llama/forward.hpp"
 
 namespace kiln::llama {
@@ -19,29 +20,13 @@ const float* bind_weights(Weights<C>& w, Source& src) {
   if constexpr (C::rope_freqs) rope_factors = src.vector("rope_freqs.weight");
   w.token_embd = src.raw("token_embd.weight");
   w.output_norm = src.vector("output_norm.weight");
-  for (int l = 0; l < C::n_layer; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".";
-    LayerWeights& lw = w.layers[l];
-    lw.attn_norm = src.vector(b + "attn_norm.weight");
-    lw.ffn_norm = src.vector(b + "ffn_norm.weight");
-    if constexpr (C::qkv_bias) {
-      lw.attn_q_bias = src.vector(b + "attn_q.bias");
-      lw.attn_k_bias = src.vector(b + "attn_k.bias");
-      lw.attn_v_bias = src.vector(b + "attn_v.bias");
-    }
-  }
+  for (int l = 0; l < C::n_layer; ++l)
+    for (const BlockTensor& t : kBlockTensors)
+      if (t.vector && is_present(t, C::qkv_bias)) w.layers[l].*t.vector = src.vector(block_tensor_name(l, t));
   w.output = src.matrix(C::tied_output ? "token_embd.weight" : "output.weight");
-  for (int l = 0; l < C::n_layer; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".";
-    LayerWeights& lw = w.layers[l];
-    lw.attn_q = src.matrix(b + "attn_q.weight");
-    lw.attn_k = src.matrix(b + "attn_k.weight");
-    lw.attn_v = src.matrix(b + "attn_v.weight");
-    lw.attn_output = src.matrix(b + "attn_output.weight");
-    lw.ffn_gate = src.matrix(b + "ffn_gate.weight");
-    lw.ffn_up = src.matrix(b + "ffn_up.weight");
-    lw.ffn_down = src.matrix(b + "ffn_down.weight");
-  }
+  for (int l = 0; l < C::n_layer; ++l)
+    for (const BlockTensor& t : kBlockTensors)
+      if (t.matrix && is_present(t, C::qkv_bias)) w.layers[l].*t.matrix = src.matrix(block_tensor_name(l, t));
   return rope_factors;
 }
 

@@ -22,27 +22,12 @@
 #include "kernels/q8_activations.hpp"
 #include "kernels/rope.hpp"
 #include "models/kernel_step.hpp"
+#include "models/llama/block_tensors.hpp"
 
 namespace kiln::llama {
 
 // Upper bound on OpenMP threads (sizes the per-thread attention scratch).
 inline constexpr int kMaxThreads = 64;
-
-// Pointers into the mmapped GGUF, bound once at load time.
-struct LayerWeights {
-  const float* attn_norm;
-  const void* attn_q;
-  const void* attn_k;
-  const void* attn_v;
-  const float* attn_q_bias;  // only when Config::qkv_bias (qwen2)
-  const float* attn_k_bias;
-  const float* attn_v_bias;
-  const void* attn_output;
-  const float* ffn_norm;
-  const void* ffn_gate;
-  const void* ffn_up;
-  const void* ffn_down;
-};
 
 template <class C>
 struct Weights {
