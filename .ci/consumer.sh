@@ -9,7 +9,8 @@
 # kiln's headers the project includes read the same at two instruction sets:
 # no kernel code that differs by ISA macros, which would break the
 # one-definition rule between the project's files and kiln's.
-# KILN_CMAKE_ARGS go to every configure step.
+# KILN_CMAKE_ARGS go to every configure step; KILN_INSTALL_FROM names a
+# release build of kiln to install instead of building one here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -78,11 +79,17 @@ quiet cmake --build "$tmp/sub" -j"$jobs"
 check "$tmp/sub" "$tmp/sub/compile_commands.json" no  # -Werror: only when kiln is top-level
 echo "consumer: add_subdirectory build ran after $((SECONDS - start)) s"
 
-quiet cmake -S . -B "$tmp/kiln" -DCMAKE_INSTALL_PREFIX="$tmp/prefix" -DKILN_BUILD_TESTS=OFF -DKILN_MODEL= \
-  -DKILN_SYNTHETIC_PRESET= "${common[@]}"
-quiet cmake --build "$tmp/kiln" -j"$jobs"
-quiet cmake --install "$tmp/kiln"
+# The installed kiln: from KILN_INSTALL_FROM, a release build CI has already
+# made (configured with compile commands), or built here.
+installed=${KILN_INSTALL_FROM:-}
+if [ -z "$installed" ]; then
+  installed=$tmp/kiln
+  quiet cmake -S . -B "$installed" -DKILN_BUILD_TESTS=OFF -DKILN_MODEL= -DKILN_SYNTHETIC_PRESET= "${common[@]}"
+  quiet cmake --build "$installed" -j"$jobs"
+fi
+[ -f "$installed/compile_commands.json" ] || fail "$installed has no compile_commands.json (configure it with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)"
+quiet cmake --install "$installed" --prefix "$tmp/prefix"
 quiet cmake -S tests/consumer -B "$tmp/pkg" -DCMAKE_PREFIX_PATH="$tmp/prefix" "${common[@]}"
 quiet cmake --build "$tmp/pkg" -j"$jobs"
-check "$tmp/pkg" "$tmp/kiln/compile_commands.json" yes
+check "$tmp/pkg" "$installed/compile_commands.json" yes
 echo "ci: consumer project built and ran both ways (add_subdirectory, find_package) after $((SECONDS - start)) s"
