@@ -95,19 +95,12 @@ void emit_desc(std::ostringstream& o, const ModelDesc& d) {
 
 // The timed forward pass, declared in <name>.forward.hpp and instantiated in <name>.timed.cpp.
 constexpr const char* kTimedRun =
-    "void Forward::run<kiln::Timed>(State&, const Weights&, const int32_t*, int, int, kiln::Logits, float*, int, "
-    "kiln::Timed)";
+    "void Forward::run<kiln::Timed>(Activations&, const Weights&, std::span<const Run>, float*, int, kiln::Timed)";
 
-// The parameters of Forward::run and of Forward::layers (the same without
-// the thread count), the second line indented by `indent` spaces.
-std::string layers_params(int indent) {
-  return "(State& s, const Weights& w, const int32_t* tokens, int n, int pos, kiln::Logits which,\n" +
-         std::string(size_t(indent), ' ') + "float* logits, Step step)";
-}
-std::string run_params(int indent) {
-  return "(State& s, const Weights& w, const int32_t* tokens, int n, int pos, kiln::Logits which,\n" +
-         std::string(size_t(indent), ' ') + "float* logits, int threads, Step step)";
-}
+// The parameters of Forward::run and of Forward::layers (the same without the thread count).
+constexpr const char* kLayersParams = "(Activations& s, const Weights& w, std::span<const Run> runs, float* logits, Step step)";
+constexpr const char* kRunParams =
+    "(Activations& s, const Weights& w, std::span<const Run> runs, float* logits, int threads, Step step)";
 
 // <name>.forward.hpp: the configuration and the forward pass, a template over
 // how each kernel call is made (models/kernel_step.hpp), in namespace `ns`.
@@ -135,24 +128,26 @@ std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std:
     f << "};\n\n";
   }
 
-  f << "using State = kiln::llama::State<Config>;\nusing Weights = kiln::llama::Weights<Config>;\n\n"
-    << "// The whole forward pass: one parallel region, then every layer in order.\n"
+  f << "using Activations = kiln::llama::Activations<Config>;\nusing Weights = kiln::llama::Weights<Config>;\n"
+    << "using Run = kiln::llama::Run<Config>;\n\n"
+    << "// The whole forward pass over a batch of runs (one per sequence): one parallel\n"
+    << "// region, then every layer in order.\n"
     << "// `step` runs each kernel call: kiln::Untimed for inference, kiln::Timed to time them.\n"
-    << "struct Forward {\n  template <class Step>\n  static void run" << run_params(18) << ";\n"
-    << "  template <class Step>\n  static void layers" << layers_params(21) << ";\n};\n\n"
+    << "struct Forward {\n  template <class Step>\n  static void run" << kRunParams << ";\n"
+    << "  template <class Step>\n  static void layers" << kLayersParams << ";\n};\n\n"
     << "// One thread runs the layers without an OpenMP team: the kernels' work-sharing\n"
     << "// loops then run serially and their barriers cost nothing, where a team of one\n"
     << "// would still make a system call at every barrier.\n"
-    << "template <class Step>\nvoid Forward::run" << run_params(17) << " {\n"
-    << "  if (threads == 1) return layers(s, w, tokens, n, pos, which, logits, step);\n"
+    << "template <class Step>\nvoid Forward::run" << kRunParams << " {\n"
+    << "  if (threads == 1) return layers(s, w, runs, logits, step);\n"
     << "#pragma omp parallel num_threads(threads)\n"
-    << "  layers(s, w, tokens, n, pos, which, logits, step);\n}\n\n"
-    << "template <class Step>\nvoid Forward::layers" << layers_params(20) << " {\n"
-    << "  kiln::llama::embed<Config>(s, w, tokens, n, step);\n";
+    << "  layers(s, w, runs, logits, step);\n}\n\n"
+    << "template <class Step>\nvoid Forward::layers" << kLayersParams << " {\n"
+    << "  kiln::llama::embed<Config>(s, w, runs, step);\n";
   for (int l = 0; l < d.hp.n_layer; ++l)
     f << "  kiln::llama::layer<Config, BlockTypes" << layer_types[l] << ">(s, w.layers[" << l << "], " << l
-      << ", n, pos, step);\n";
-  f << "  kiln::llama::output<Config>(s, w, n, which, logits, step);\n}\n\n"
+      << ", runs, step);\n";
+  f << "  kiln::llama::output<Config>(s, w, runs, logits, step);\n}\n\n"
     << "// Compiled only in " << opt.name << ".timed.cpp: in the same file, its extra calls of\n"
     << "// every kernel would change the compiler's inlining choices for inference.\n"
     << "extern template " << kTimedRun << ";\n\n"

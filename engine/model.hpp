@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "engine/kernel_times.hpp"
@@ -40,6 +41,7 @@ struct KvLayout {
 enum class ThreadFit { ByWork, Exact };
 
 class Sequence;
+class SequenceBatch;
 
 // What a loaded model shares between all its sequences: the weights (mapped
 // and read-only after loading), the tokenizer and the description. Every
@@ -70,6 +72,9 @@ class Model {
   // forward pass allocates nothing. It runs on one thread until told
   // otherwise. The model must outlive it.
   virtual std::unique_ptr<Sequence> new_sequence() const = 0;
+  // Activation scratch and a thread count for forward passes over several of
+  // its sequences at once (SequenceBatch), allocated here, once.
+  virtual std::unique_ptr<SequenceBatch> new_batch() const = 0;
 };
 
 // One sequence's state on a shared Model: its KV cache, the activations of a
@@ -106,6 +111,39 @@ class Sequence {
   // Throws kiln::Error if the range is not inside [0, n_ctx()).
   virtual void read_kv(int first_pos, int n_pos, uint8_t* out) const = 0;
   virtual void write_kv(int first_pos, int n_pos, const uint8_t* in) = 0;
+};
+
+// One sequence's part of a batched forward pass: tokens[0..n) at positions
+// [pos, pos + n) of `sequence`, with the logits `which` asks for.
+struct SequenceTokens {
+  Sequence* sequence = nullptr;
+  const int32_t* tokens = nullptr;
+  int n = 0;
+  int pos = 0;
+  Logits which = Logits::Last;
+};
+
+// Forward passes over several sequences of one model at once, as a server
+// steps its requests: each weight matrix is read once for the next tokens of
+// all of them. Each token is computed exactly as in its own sequence's
+// forward() (the same rows of the same kernels; attention reads only its own
+// sequence's cache), so a sequence's logits are the same bits whether it ran
+// alone or batched with others. Owns its activations and thread count; the
+// sequences keep their KV caches. Used by one thread at a time.
+class SequenceBatch {
+ public:
+  virtual ~SequenceBatch() = default;
+
+  virtual void set_threads(int n, ThreadFit fit = ThreadFit::ByWork) = 0;
+  virtual int threads() const = 0;
+
+  // One forward pass over every part, as forward() would run each on its own
+  // sequence. Requires sequences of this batch's model, each at most once,
+  // 1 <= total tokens <= Model::max_batch() and each part inside the
+  // context. `logits` receives, part after part, the rows each asks for
+  // (Last: one, All: n, None: none), n_vocab floats each. Throws kiln::Error
+  // naming the problem, with no cache changed, if the parts break these rules.
+  virtual void forward(std::span<const SequenceTokens> parts, float* logits) = 0;
 };
 
 }  // namespace kiln

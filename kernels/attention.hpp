@@ -12,7 +12,7 @@
 #include "kernels/activation.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/kv_cache.hpp"
-
+#include "kernels/sync.hpp"
 
 namespace kiln::kernels {
 
@@ -89,8 +89,8 @@ void scores(const float* q, const CacheValue<T>* k, int64_t stride, int n, float
 //   out = sum_j softmax_j(q . k_j / sqrt(HeadDim)) * v_j.
 // scores is scratch: one row of scores_stride >= pos0 + n_tokens floats per
 // OpenMP thread. Work-shared over (token, head) pairs; a query's result does
-// not depend on the rest of the batch.
-template <int NHead, int NHeadKV, int HeadDim, TensorType KvType>
+// not depend on the rest of the batch. Sync::NoWait ends it without a barrier.
+template <int NHead, int NHeadKV, int HeadDim, TensorType KvType, Sync Y = Sync::Barrier>
 void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheValue<KvType>* v_cache, float* out,
                int n_tokens, int pos0, float* scores, int scores_stride) {
   static_assert(NHead % NHeadKV == 0 && is_cache_type<KvType>);
@@ -100,8 +100,7 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
   const float scale = 1.0f / std::sqrt(static_cast<float>(HeadDim));
   float* weights = scores + static_cast<int64_t>(omp_get_thread_num()) * scores_stride;
 
-#pragma omp for schedule(static)
-  for (int pair = 0; pair < n_tokens * NHead; ++pair) {
+  auto attend = [&](int pair) {
     const int t = pair / NHead;
     const int h = pair % NHead;
     const int n_pos = pos0 + t + 1;
@@ -114,6 +113,13 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
 
     float* out_head = out + t * kQDim + h * HeadDim;
     detail::weighted_sum<KvType, HeadDim>(weights, v_head, kKVDim, n_pos, out_head);
+  };
+  if constexpr (Y == Sync::Barrier) {
+#pragma omp for schedule(static)
+    for (int pair = 0; pair < n_tokens * NHead; ++pair) attend(pair);
+  } else {
+#pragma omp for schedule(static) nowait
+    for (int pair = 0; pair < n_tokens * NHead; ++pair) attend(pair);
   }
 }
 

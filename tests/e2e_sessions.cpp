@@ -2,8 +2,9 @@
 // position and threads, so sessions driven at the same time from several
 // std::threads, each with its own OpenMP team, produce exactly what each
 // produces alone; sessions interleaved on one thread do not see each other;
-// a state saved from one session continues in another; and a generation
-// step allocates nothing.
+// a state saved from one session continues in another; sequences decoded
+// together in one batched forward pass give their solo logits; and neither
+// a generation step nor a batched one allocates.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -17,6 +18,7 @@
 
 #include "engine/session/session.hpp"
 #include "kiln_test_stories260K.hpp"
+#include "tests/batch_check.hpp"
 #include "tests/temp_folder.hpp"
 
 namespace {
@@ -178,4 +180,41 @@ TEST_CASE("a generation step allocates nothing") {
   const long before = g_allocations.load();
   for (int i = 0; i < 50; ++i) step();
   CHECK(g_allocations.load() == before);
+}
+
+TEST_CASE("sequences decoded together in one batched forward pass give their solo logits, bit for bit") {
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    kiln::test::check_batched_matches_solo(model(), threads);
+  }
+}
+
+TEST_CASE("a batched forward pass allocates nothing and refuses parts it cannot run") {
+  auto a = model().new_sequence(), b = model().new_sequence();
+  auto batch = model().new_batch();
+  batch->set_threads(2, kiln::ThreadFit::Exact);
+  std::vector<float> logits(2 * size_t(model().n_vocab()));
+  const Tokens prompt = encode(kJobs[0].prompt);
+  const int n = static_cast<int>(prompt.size());
+  int32_t next[2] = {prompt[0], prompt[1]};
+  kiln::SequenceTokens parts[2] = {{a.get(), prompt.data(), n, 0, kiln::Logits::Last},
+                                   {b.get(), prompt.data(), n, 0, kiln::Logits::Last}};
+  batch->forward(parts, logits.data());  // may start the OpenMP team
+  const long before = g_allocations.load();
+  for (int pos = n; pos < n + 20; ++pos) {
+    parts[0] = {a.get(), &next[0], 1, pos, kiln::Logits::Last};
+    parts[1] = {b.get(), &next[1], 1, pos, kiln::Logits::Last};
+    batch->forward(parts, logits.data());
+  }
+  CHECK(g_allocations.load() == before);
+
+  parts[1].sequence = a.get();
+  CHECK_THROWS_WITH(batch->forward(parts, logits.data()), "batched forward: parts 0 and 1 are the same sequence");
+  parts[1] = {b.get(), prompt.data(), n, model().n_ctx() - n + 1, kiln::Logits::Last};
+  CHECK_THROWS_WITH(batch->forward(parts, logits.data()),
+                    doctest::Contains("do not fit (batch 64, context 512)"));
+  const Tokens many(size_t(model().max_batch()), prompt[1]);
+  parts[1] = {b.get(), many.data(), model().max_batch(), 0, kiln::Logits::Last};
+  CHECK_THROWS_WITH(batch->forward(parts, logits.data()), "batched forward: more than 64 tokens (the batch size)");
+  CHECK_THROWS_WITH(batch->forward({}, logits.data()), "batched forward: no sequences given");
 }

@@ -1,7 +1,8 @@
 // End to end on models kiln-synth writes (tests/CMakeLists.txt lists them):
 // between them they use every architecture, weight type and RoPE variant the
 // tool can write, mixed across tensor roles. Each is checked against the plain
-// reference forward pass in tests/ and for batch/thread independence.
+// reference forward pass in tests/, for batch/thread independence, and for
+// batched decoding of several sequences matching each sequence's solo run.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "kiln_test_synth_q4_k_m.hpp"
 #include "kiln_test_synth_q4_k_m_f32.hpp"
 #include "kiln_test_synth_qwen2_mixed.hpp"
+#include "tests/batch_check.hpp"
 #include "tests/reference_check.hpp"
 
 namespace {
@@ -71,6 +73,13 @@ TEST_CASE("synthetic combinations: batched ingestion is bit-identical to token b
       const auto batched = kiln::test::all_logits(*seq, ids, model->max_batch());
       CHECK(std::memcmp(batched.data(), one_by_one.data(), batched.size() * sizeof(float)) == 0);
     }
+  }
+}
+
+TEST_CASE("synthetic combinations: sequences decoded in one batch give their solo logits, bit for bit") {
+  for (const auto& f : kFixtures) {
+    CAPTURE(std::string(f.name));
+    kiln::test::check_batched_matches_solo(*f.load(), 2);
   }
 }
 

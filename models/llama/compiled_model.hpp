@@ -1,8 +1,8 @@
 // A llama model compiled by codegen, as a kiln::Model: it maps the GGUF (or
 // reads the weights built into the program), checks that it is the model the
 // code was generated for and binds the weight pointers, which its sequences
-// (models/llama/compiled_sequence.hpp, each owning a fixed-size State) then
-// only read. `Forward::run` is the generated straight-line forward pass, a
+// (models/llama/compiled_sequence.hpp, each owning a fixed-size KV cache and
+// activations) and batches (compiled_batch.hpp) then only read. `Forward::run` is the generated straight-line forward pass, a
 // template over how each kernel call is run (models/kernel_step.hpp).
 #pragma once
 
@@ -17,6 +17,7 @@
 #include "models/describe.hpp"
 #include "models/kernel_step.hpp"
 #include "models/llama/bind_weights.hpp"
+#include "models/llama/compiled_batch.hpp"
 #include "models/llama/compiled_sequence.hpp"
 #include "models/llama/forward.hpp"
 #include "models/weight_image.hpp"
@@ -56,16 +57,24 @@ class CompiledModel final : public kiln::Model {
   // record it, so a state written by an F32-cache binary is refused by an
   // F16-cache one of the same model, and the other way round.
   KvLayout kv_layout() const override {
-    return {C::n_layer, State<C>::kv_dim, std::string(traits_of(C::kv_type).name),
-            static_cast<int>(sizeof(typename State<C>::KvValue))};
+    return {C::n_layer, Activations<C>::kv_dim, std::string(traits_of(C::kv_type).name),
+            static_cast<int>(sizeof(typename KvCache<C>::Value))};
   }
 
   std::unique_ptr<Sequence> new_sequence() const override {
     return std::make_unique<CompiledSequence<C, Forward>>(*this);
   }
+  std::unique_ptr<SequenceBatch> new_batch() const override {
+    return std::make_unique<CompiledBatch<C, Forward>>(*this);
+  }
+
+  void copy_rope_frequencies(Activations<C>& a) const {
+    std::copy(std::begin(rope_inv_freq_), std::end(rope_inv_freq_), a.rope_inv_freq);
+  }
 
  private:
   friend class CompiledSequence<C, Forward>;
+  friend class CompiledBatch<C, Forward>;
 
   CompiledModel(const ModelDesc& compiled, WeightImage image)
       : desc_(compiled), file_(GgufFile::from_header(image.gguf_header(), image.name())),
@@ -110,7 +119,7 @@ class CompiledModel final : public kiln::Model {
   Tokenizer tokenizer_;
   uint64_t fingerprint_ = 0;
   Weights<C> weights_{};
-  float rope_inv_freq_[C::n_rot / 2] = {};  // copied into each sequence's State
+  float rope_inv_freq_[C::n_rot / 2] = {};  // copied into each sequence's and batch's activations
 };
 
 }  // namespace kiln::llama

@@ -1,6 +1,8 @@
 // One sequence of a CompiledModel (models/llama/compiled_model.hpp), as a
-// kiln::Sequence: its own State (KV cache and activations, allocated once
-// here) and thread count; the weights are the model's, only read.
+// kiln::Sequence: its own KV cache and activations (allocated once here) and
+// thread count; the weights are the model's, only read. Its forward call is
+// a batch of one run (models/llama/forward.hpp); SequenceBatch
+// (compiled_batch.hpp) runs several sequences' caches in one pass.
 #pragma once
 
 #include <algorithm>
@@ -21,48 +23,78 @@ namespace kiln::llama {
 template <class C, class Forward>
 class CompiledModel;
 
-template <class C, class Forward>
-class CompiledSequence final : public kiln::Sequence {
+// How many threads a forward pass runs on: set_threads' count and fit
+// (kiln::Sequence::set_threads), shared by sequences and batches.
+template <class C>
+class ForwardThreads {
  public:
-  explicit CompiledSequence(const CompiledModel<C, Forward>& model)
-      : model_(model), state_(new State<C>) {  // default-initialized: cache pages are touched only when used
-    std::copy(std::begin(model.rope_inv_freq_), std::end(model.rope_inv_freq_), state_->rope_inv_freq);
-  }
-
-  const Model& model() const override { return model_; }
-
   // At most the attention scratch's rows, and what OpenMP will start (OMP_THREAD_LIMIT).
-  void set_threads(int n, ThreadFit fit) override {
+  void set(int n, ThreadFit fit) {
     threads_ = std::clamp(n, 1, std::min(kMaxThreads, omp_get_thread_limit()));
     fit_ = fit;
   }
-  int threads() const override { return threads_; }
+  int threads() const { return threads_; }
 
   // ThreadFit::ByWork: a thread per kLayerFlopsPerThread of a layer's
   // matrix arithmetic. A team's barriers (about six per layer) cost a few
   // microseconds each, which a thread's share of under a megaflop does not
   // win back; stories260K's 0.09 MFLOP per token and layer thus runs one
   // token on one thread and a prompt of 23 tokens or more on two.
-  int threads_for(int n_tokens) const override {
+  int for_tokens(int n_tokens) const {
     if (fit_ == ThreadFit::Exact) return threads_;
     constexpr int64_t kLayerFlopsPerThread = 1'000'000;
-    constexpr int64_t kLayerMacsPerToken = int64_t{C::n_embd} * (2 * State<C>::q_dim + 2 * State<C>::kv_dim) +
+    constexpr int64_t kLayerMacsPerToken = int64_t{C::n_embd} * (2 * Activations<C>::q_dim + 2 * Activations<C>::kv_dim) +
                                            int64_t{3} * C::n_embd * C::n_ff;
     const int64_t useful = 2 * kLayerMacsPerToken * n_tokens / kLayerFlopsPerThread;
     return static_cast<int>(std::clamp<int64_t>(useful, 1, threads_));
   }
 
+ private:
+  int threads_ = 1;
+  ThreadFit fit_ = ThreadFit::ByWork;
+};
+
+// Throws kiln::Error unless n tokens at positions [pos, pos + n) fit in a
+// forward pass and a cache, and every id is in the vocabulary.
+template <class C>
+void check_forward(const int32_t* tokens, int n, int pos) {
+  if (n < 1 || n > C::max_batch || pos < 0 || pos + n > C::n_ctx)
+    throw Error("forward: " + std::to_string(n) + " tokens at position " + std::to_string(pos) +
+                " do not fit (batch " + std::to_string(C::max_batch) + ", context " + std::to_string(C::n_ctx) + ")");
+  for (int i = 0; i < n; ++i)
+    if (tokens[i] < 0 || tokens[i] >= C::n_vocab)
+      throw Error("token id " + std::to_string(tokens[i]) + " is outside the vocabulary (0.." +
+                  std::to_string(C::n_vocab - 1) + ")");
+}
+
+template <class C, class Forward>
+class CompiledSequence final : public kiln::Sequence {
+ public:
+  explicit CompiledSequence(const CompiledModel<C, Forward>& model)
+      : model_(model), activations_(new Activations<C>), cache_(new KvCache<C>) {  // default-initialized: pages are touched only when used
+    model.copy_rope_frequencies(*activations_);
+  }
+
+  const Model& model() const override { return model_; }
+  KvCache<C>& cache() { return *cache_; }
+
+  void set_threads(int n, ThreadFit fit) override { threads_.set(n, fit); }
+  int threads() const override { return threads_.threads(); }
+  int threads_for(int n_tokens) const override { return threads_.for_tokens(n_tokens); }
+
   void forward(const int32_t* tokens, int n, int pos, Logits which, float* logits) override {
-    check_forward(tokens, n, pos);
-    Forward::run(*state_, model_.weights_, tokens, n, pos, which, logits, threads_for(n), Untimed{});
+    check_forward<C>(tokens, n, pos);
+    const Run<C> run{tokens, cache_.get(), 0, n, pos, which};
+    Forward::run(*activations_, model_.weights_, {&run, 1}, logits, threads_for(n), Untimed{});
   }
 
   KernelTimes time_kernels(const int32_t* tokens, int n, int pos, Logits which, float* logits) override {
-    check_forward(tokens, n, pos);
+    check_forward<C>(tokens, n, pos);
     KernelTimes times;
     const int threads = threads_for(n);
     times.timing_cost = timing_cost_seconds(threads);
-    Forward::run(*state_, model_.weights_, tokens, n, pos, which, logits, threads, Timed(times));
+    const Run<C> run{tokens, cache_.get(), 0, n, pos, which};
+    Forward::run(*activations_, model_.weights_, {&run, 1}, logits, threads, Timed(times));
     for (int k = 0; k < kKernelKinds; ++k) times.seconds[k] -= times.calls[k] * times.timing_cost;
     return times;
   }
@@ -71,8 +103,8 @@ class CompiledSequence final : public kiln::Sequence {
     check_kv_range(first_pos, n_pos);
     for (int p = first_pos; p < first_pos + n_pos; ++p)
       for (int l = 0; l < C::n_layer; ++l) {
-        std::memcpy(out, state_->k_cache[l][p], kKvRowBytes);
-        std::memcpy(out + kKvRowBytes, state_->v_cache[l][p], kKvRowBytes);
+        std::memcpy(out, cache_->k[l][p], kKvRowBytes);
+        std::memcpy(out + kKvRowBytes, cache_->v[l][p], kKvRowBytes);
         out += 2 * kKvRowBytes;
       }
   }
@@ -81,24 +113,14 @@ class CompiledSequence final : public kiln::Sequence {
     check_kv_range(first_pos, n_pos);
     for (int p = first_pos; p < first_pos + n_pos; ++p)
       for (int l = 0; l < C::n_layer; ++l) {
-        std::memcpy(state_->k_cache[l][p], in, kKvRowBytes);
-        std::memcpy(state_->v_cache[l][p], in + kKvRowBytes, kKvRowBytes);
+        std::memcpy(cache_->k[l][p], in, kKvRowBytes);
+        std::memcpy(cache_->v[l][p], in + kKvRowBytes, kKvRowBytes);
         in += 2 * kKvRowBytes;
       }
   }
 
  private:
-  static constexpr size_t kKvRowBytes = sizeof(State<C>::k_cache[0][0]);
-
-  static void check_forward(const int32_t* tokens, int n, int pos) {
-    if (n < 1 || n > C::max_batch || pos < 0 || pos + n > C::n_ctx)
-      throw Error("forward: " + std::to_string(n) + " tokens at position " + std::to_string(pos) +
-                  " do not fit (batch " + std::to_string(C::max_batch) + ", context " + std::to_string(C::n_ctx) + ")");
-    for (int i = 0; i < n; ++i)
-      if (tokens[i] < 0 || tokens[i] >= C::n_vocab)
-        throw Error("token id " + std::to_string(tokens[i]) + " is outside the vocabulary (0.." +
-                    std::to_string(C::n_vocab - 1) + ")");
-  }
+  static constexpr size_t kKvRowBytes = sizeof(KvCache<C>::k[0][0]);
 
   static void check_kv_range(int first_pos, int n_pos) {
     if (first_pos < 0 || n_pos < 0 || first_pos > C::n_ctx || n_pos > C::n_ctx - first_pos)
@@ -108,9 +130,9 @@ class CompiledSequence final : public kiln::Sequence {
   }
 
   const CompiledModel<C, Forward>& model_;
-  std::unique_ptr<State<C>> state_;
-  int threads_ = 1;
-  ThreadFit fit_ = ThreadFit::ByWork;
+  std::unique_ptr<Activations<C>> activations_;
+  std::unique_ptr<KvCache<C>> cache_;
+  ForwardThreads<C> threads_;
 };
 
 }  // namespace kiln::llama

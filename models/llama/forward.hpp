@@ -12,6 +12,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <span>
+#include <utility>
 
 #include "engine/model.hpp"
 #include "kernels/activation.hpp"
@@ -37,16 +40,44 @@ struct Weights {
   LayerWeights layers[C::n_layer];
 };
 
-// Everything a forward pass writes, at sizes fixed by the configuration:
-// the activations of one batch and the KV cache. Allocated once per sequence
-// (CompiledSequence), so sequences on one model share nothing they write.
+// One sequence's keys and values, position by position, in the build's
+// cache type. Allocated once per sequence (CompiledSequence).
 template <class C>
-struct State {
-  static constexpr int q_dim = C::n_head * C::head_dim;
+struct KvCache {
   static constexpr int kv_dim = C::n_head_kv * C::head_dim;
+  using Value = kernels::CacheValue<C::kv_type>;  // the cache's element type, chosen at build time
+
+  alignas(64) Value k[C::n_layer][C::n_ctx][kv_dim];
+  alignas(64) Value v[C::n_layer][C::n_ctx][kv_dim];
+};
+
+// One sequence's part of a batch: the batch's tokens [first, first + n)
+// (ids at `tokens`) sit at positions [pos, pos + n) of `cache`, and `which`
+// of their logits are wanted. A batch is a list of runs in token order, each
+// of another sequence; a single sequence's forward call is a batch of one run.
+template <class C>
+struct Run {
+  const int32_t* tokens;
+  KvCache<C>* cache;
+  int first, n, pos;
+  Logits which;
+};
+
+template <class C>
+int batch_tokens(std::span<const Run<C>> runs) {
+  return runs.back().first + runs.back().n;
+}
+
+// The activations of one batch, at sizes fixed by the configuration: what a
+// forward pass writes besides the runs' caches. Every token's row is
+// computed from that token's row alone (or its own sequence's cache), so a
+// token's results do not depend on what else is in the batch.
+template <class C>
+struct Activations {
+  static constexpr int q_dim = C::n_head * C::head_dim;
+  static constexpr int kv_dim = KvCache<C>::kv_dim;
   // The widest matmul input, in whole Q8 blocks.
   static constexpr int q8_cols = (std::max({C::n_embd, q_dim, C::n_ff}) + 31) / 32 * 32;
-  using KvValue = kernels::CacheValue<C::kv_type>;  // the cache's element type, chosen at build time
 
   alignas(64) float x[C::max_batch][C::n_embd];   // residual stream
   alignas(64) float xn[C::max_batch][C::n_embd];  // normalized block input
@@ -59,11 +90,9 @@ struct State {
   alignas(64) int8_t q8[C::max_batch * q8_cols];
   alignas(64) float q8_scale[C::max_batch * q8_cols / 32];
   alignas(64) int32_t q8_sum[C::max_batch * q8_cols / kernels::kQ8HalfElems];
-  // This batch's keys and values in float, until RoPE is applied and they are stored in the cache.
+  // This batch's keys and values in float, until RoPE is applied and they are stored in the caches.
   alignas(64) float k_new[C::max_batch][kv_dim];
   alignas(64) float v_new[C::max_batch][kv_dim];
-  alignas(64) KvValue k_cache[C::n_layer][C::n_ctx][kv_dim];
-  alignas(64) KvValue v_cache[C::n_layer][C::n_ctx][kv_dim];
   alignas(64) float scores[kMaxThreads][C::n_ctx];  // attention scratch, one row per thread
   float rope_inv_freq[C::n_rot / 2];
 
@@ -83,13 +112,24 @@ template <TensorType... Consumers>
 inline constexpr bool any_reads_q8 = (kernels::reads_q8(Consumers) || ...);
 
 template <class C, class Step>
-void embed(State<C>& s, const Weights<C>& w, const int32_t* tokens, int n, Step step) {
-  step.run(KernelKind::Other, kernels::get_rows<C::token_embd_type, C::n_embd>, w.token_embd, tokens, n, &s.x[0][0]);
+void embed(Activations<C>& s, const Weights<C>& w, std::span<const Run<C>> runs, Step step) {
+  for (const Run<C>& r : runs)
+    step.run(KernelKind::Other, kernels::get_rows<C::token_embd_type, C::n_embd>, w.token_embd, r.tokens, r.n,
+             &s.x[r.first][0]);
+}
+
+// Calls per_run(run) for every run, then waits for all threads: per_run makes
+// Sync::NoWait calls, which in different runs touch different rows and
+// caches, so they need no barrier between them.
+template <class C, class PerRun>
+void each_run(std::span<const Run<C>> runs, PerRun per_run) {
+  for (const Run<C>& r : runs) per_run(r);
+#pragma omp barrier
 }
 
 // xn = rmsnorm(x) for tokens [first, first + n), rounded too when a consumer needs it.
 template <class C, TensorType... Consumers, class Step>
-kernels::MatmulInput normalized_input(State<C>& s, const float* weight, int first, int n, Step step) {
+kernels::MatmulInput normalized_input(Activations<C>& s, const float* weight, int first, int n, Step step) {
   constexpr int E = C::n_embd;
   if constexpr (any_reads_q8<Consumers...>) {
     const kernels::Q8Out rounded = s.q8_out(first, E);
@@ -101,12 +141,13 @@ kernels::MatmulInput normalized_input(State<C>& s, const float* weight, int firs
   return s.input(&s.xn[first][0], first, E);
 }
 
-// One transformer block over the batch at positions [pos, pos + n).
+// One transformer block over the batch; each run's tokens attend to their own sequence's cache.
 template <class C, class T, class Step>
-void layer(State<C>& s, const LayerWeights& w, int l, int n, int pos, Step step) {
+void layer(Activations<C>& s, const LayerWeights& w, int l, std::span<const Run<C>> runs, Step step) {
   using kernels::Store, kernels::Sync;
   using enum KernelKind;
-  constexpr int E = C::n_embd, Q = State<C>::q_dim, KV = State<C>::kv_dim, FF = C::n_ff;
+  constexpr int E = C::n_embd, Q = Activations<C>::q_dim, KV = Activations<C>::kv_dim, FF = C::n_ff;
+  const int n = batch_tokens(runs);
   float* x = &s.x[0][0];
   float* k = &s.k_new[0][0];
   float* v = &s.v_new[0][0];
@@ -123,13 +164,22 @@ void layer(State<C>& s, const LayerWeights& w, int l, int n, int pos, Step step)
     step.run(Other, kernels::add_bias<KV>, v, w.attn_v_bias, n);
   }
   constexpr auto kRope = C::rope_neox ? kernels::RopeStyle::Neox : kernels::RopeStyle::Adjacent;
-  step.run(Other, kernels::rope<kRope, C::n_head, C::head_dim, C::n_rot, Sync::NoWait>, &s.q[0][0], n, pos,
-           s.rope_inv_freq);
-  step.run(Other, kernels::rope<kRope, C::n_head_kv, C::head_dim, C::n_rot>, k, n, pos, s.rope_inv_freq);
+  each_run<C>(runs, [&](const Run<C>& r) {
+    step.run(Other, kernels::rope<kRope, C::n_head, C::head_dim, C::n_rot, Sync::NoWait>, &s.q[r.first][0], r.n,
+             r.pos, s.rope_inv_freq);
+    step.run(Other, kernels::rope<kRope, C::n_head_kv, C::head_dim, C::n_rot, Sync::NoWait>, &s.k_new[r.first][0],
+             r.n, r.pos, s.rope_inv_freq);
+  });
   // Rounded to the cache type only now, after RoPE (as llama.cpp does).
-  step.run(Other, kernels::store_kv<C::kv_type, KV>, k, v, &s.k_cache[l][pos][0], &s.v_cache[l][pos][0], n);
-  step.run(Attention, kernels::attention<C::n_head, C::n_head_kv, C::head_dim, C::kv_type>, &s.q[0][0],
-           &s.k_cache[l][0][0], &s.v_cache[l][0][0], &s.att[0][0], n, pos, &s.scores[0][0], C::n_ctx);
+  each_run<C>(runs, [&](const Run<C>& r) {
+    step.run(Other, kernels::store_kv<C::kv_type, KV, Sync::NoWait>, &s.k_new[r.first][0], &s.v_new[r.first][0],
+             &r.cache->k[l][r.pos][0], &r.cache->v[l][r.pos][0], r.n);
+  });
+  each_run<C>(runs, [&](const Run<C>& r) {
+    step.run(Attention, kernels::attention<C::n_head, C::n_head_kv, C::head_dim, C::kv_type, Sync::NoWait>,
+             &s.q[r.first][0], &r.cache->k[l][0][0], &r.cache->v[l][0][0], &s.att[r.first][0], r.n, r.pos,
+             &s.scores[0][0], C::n_ctx);
+  });
   if constexpr (kernels::reads_q8(T::attn_output)) {
     const kernels::Q8Out rounded = s.q8_out(0, Q);
     step.run(Other, kernels::quantize_q8<Q>, &s.att[0][0], n, rounded);
@@ -152,13 +202,39 @@ void layer(State<C>& s, const LayerWeights& w, int l, int n, int pos, Step step)
            s.input(&s.gate[0][0], 0, FF), x, n);
 }
 
-// Final norm and classifier, only for the positions whose logits are wanted.
+// The rows of a run whose logits are wanted: [begin, end) of the batch.
+template <class C>
+std::pair<int, int> wanted_rows(const Run<C>& r) {
+  const int end = r.first + r.n;
+  switch (r.which) {
+    case Logits::All: return {r.first, end};
+    case Logits::Last: return {end - 1, end};
+    case Logits::None: break;
+  }
+  return {end, end};
+}
+
+// Moves the residual rows whose logits are wanted to rows [0, count), in
+// batch order, and returns count. One thread moves them (a row never moves
+// down, so in this order none is overwritten before it is read); rows
+// already in place stay.
+template <class C>
+int gather_wanted_rows(Activations<C>& s, std::span<const Run<C>> runs) {
+  int count = 0;
+#pragma omp single copyprivate(count)
+  for (const Run<C>& r : runs)
+    for (auto [row, end] = wanted_rows(r); row < end; ++row, ++count)
+      if (row != count) std::memcpy(s.x[count], s.x[row], sizeof s.x[0]);
+  return count;
+}
+
+// Final norm and classifier, only for the tokens whose logits are wanted:
+// `logits` receives their rows in batch order.
 template <class C, class Step>
-void output(State<C>& s, const Weights<C>& w, int n, Logits which, float* logits, Step step) {
-  if (which == Logits::None) return;
-  const int first = which == Logits::Last ? n - 1 : 0;
-  const int count = n - first;
-  const auto in = normalized_input<C, C::output_type>(s, w.output_norm, first, count, step);
+void output(Activations<C>& s, const Weights<C>& w, std::span<const Run<C>> runs, float* logits, Step step) {
+  const int count = gather_wanted_rows<C>(s, runs);
+  if (count == 0) return;
+  const auto in = normalized_input<C, C::output_type>(s, w.output_norm, 0, count, step);
   step.run(KernelKind::Matmul, kernels::matmul<C::output_type, C::n_vocab, C::n_embd>, w.output, in, logits, count);
 }
 
