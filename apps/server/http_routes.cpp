@@ -113,7 +113,7 @@ json props(const ServerContext& ctx) {
           {"total_slots", ctx.scheduler.counts().total},
           {"chat_template", ctx.template_name},
           {"concurrency",
-           "sequential: the model has one KV cache, so requests in the slots are served one after another"}};
+           "batched: every slot has a KV cache of its own, and each step computes the next token of every generating slot in one forward pass"}};
 }
 
 }  // namespace

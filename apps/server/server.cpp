@@ -65,8 +65,8 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   chat::ChatTemplate chat_template = load_chat_template(*model, opt.chat_template_file);
   const std::string template_name = chat_template.name();
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  CompletionRunner runner(*model, std::move(chat_template), threads);
-  SlotScheduler scheduler(opt.parallel, [&runner](Job& job, int) { runner.run(job); });
+  CompletionRunner runner(*model, std::move(chat_template), threads, opt.parallel);
+  SlotScheduler scheduler(opt.parallel, runner);
 
   httplib::Server server;
   // A thread per connection: every admitted or waiting request holds one
@@ -77,7 +77,7 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   add_routes(server, context);
   const int port = opt.port == 0 ? server.bind_to_any_port(opt.host) : (server.bind_to_port(opt.host, opt.port) ? opt.port : -1);
   if (port < 0) throw Error("cannot listen on " + opt.host + ":" + std::to_string(opt.port) + " (in use, or not an address of this machine)");
-  std::fprintf(stderr, "%s-server: listening on http://%s:%d (%d slot%s, served one after another; context %d; %d threads)\n",
+  std::fprintf(stderr, "%s-server: listening on http://%s:%d (%d slot%s, decoded together; context %d; %d threads)\n",
                name, opt.host.c_str(), port, opt.parallel, opt.parallel == 1 ? "" : "s", model->n_ctx(),
                runner.threads());
   std::fflush(stderr);

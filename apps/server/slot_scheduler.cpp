@@ -1,10 +1,13 @@
 #include "apps/server/slot_scheduler.hpp"
 
+#include <algorithm>
+
 namespace kiln {
 
-SlotScheduler::SlotScheduler(int n_slots, std::function<void(Job&, int)> run)
-    : run_(std::move(run)), slots_(static_cast<size_t>(n_slots)) {
-  worker_ = std::thread([this] { work(); });
+SlotScheduler::SlotScheduler(int n_slots, SlotWorker& worker) : worker_(worker), slots_(static_cast<size_t>(n_slots)) {
+  to_start_.reserve(slots_.size());
+  running_.reserve(slots_.size());
+  thread_ = std::thread([this] { work(); });
 }
 
 SlotScheduler::~SlotScheduler() {
@@ -13,7 +16,7 @@ SlotScheduler::~SlotScheduler() {
     stopping_ = true;
   }
   changed_.notify_all();
-  worker_.join();
+  thread_.join();
   CompletionEvent stopped;
   stopped.status = 503;
   stopped.text = "the server is shutting down";
@@ -26,44 +29,58 @@ void SlotScheduler::submit(std::shared_ptr<Job> job) {
   {
     std::lock_guard lock(mutex_);
     waiting_.push_back(std::move(job));
-    for (size_t s = 0; s < slots_.size() && !waiting_.empty(); ++s)
-      if (!slots_[s]) {
-        slots_[s] = std::move(waiting_.front());
-        waiting_.pop_front();
-        admitted_.push_back(static_cast<int>(s));
-      }
+    admit();
   }
   changed_.notify_all();
+}
+
+void SlotScheduler::admit() {
+  for (size_t s = 0; s < slots_.size() && !waiting_.empty(); ++s)
+    if (!slots_[s]) {
+      slots_[s] = std::move(waiting_.front());
+      waiting_.pop_front();
+      to_start_.push_back(static_cast<int>(s));
+    }
 }
 
 SlotCounts SlotScheduler::counts() const {
   std::lock_guard lock(mutex_);
   SlotCounts c;
   c.total = static_cast<int>(slots_.size());
-  c.processing = static_cast<int>(admitted_.size());
+  c.processing = static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](const auto& job) { return job != nullptr; }));
   c.idle = c.total - c.processing;
   c.waiting = static_cast<int>(waiting_.size());
   return c;
 }
 
 void SlotScheduler::work() {
+  // The slots to start and their requests, taken out under the mutex.
+  std::vector<int> started;
+  std::vector<std::shared_ptr<Job>> starting;
+  started.reserve(slots_.size());
+  starting.reserve(slots_.size());
   std::unique_lock lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return stopping_ || !admitted_.empty(); });
+    changed_.wait(lock, [&] { return stopping_ || !to_start_.empty() || !running_.empty(); });
     if (stopping_) return;
-    const int slot = admitted_.front();
-    const std::shared_ptr<Job> job = slots_[static_cast<size_t>(slot)];
+    started.swap(to_start_);
+    to_start_.clear();
+    starting.clear();
+    for (int s : started) starting.push_back(slots_[static_cast<size_t>(s)]);
     lock.unlock();
-    run_(*job, slot);
+    for (size_t i = 0; i < started.size(); ++i) worker_.start(started[i], *starting[i]);
     lock.lock();
-    // The slot is free: the longest-waiting request takes it.
-    admitted_.pop_front();
-    slots_[static_cast<size_t>(slot)] = nullptr;
-    if (!waiting_.empty()) {
-      slots_[static_cast<size_t>(slot)] = std::move(waiting_.front());
-      waiting_.pop_front();
-      admitted_.push_back(slot);
-    }
+    running_.insert(running_.end(), started.begin(), started.end());
+    lock.unlock();
+    worker_.step();
+    lock.lock();
+    // Slots whose request has ended are free: the longest-waiting requests take them.
+    std::erase_if(running_, [&](int s) {
+      if (worker_.busy(s)) return false;
+      slots_[static_cast<size_t>(s)] = nullptr;
+      return true;
+    });
+    admit();
   }
 }
 

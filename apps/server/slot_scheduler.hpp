@@ -1,15 +1,13 @@
 // Which request runs when. A request waits for one of N slots (--parallel N);
-// one worker thread runs the model for the slots. A model has one KV cache
-// today, so the worker serves the occupied slots one after another, each
-// request to its end, oldest first: N requests are admitted at once and their
-// generations take turns, they are not batched. This file is where batching
-// goes once sessions have KV caches of their own (see docs/ARCHITECTURE.md,
-// "The server").
+// one worker thread drives the slots' requests through a SlotWorker
+// (apps/server/completion.hpp): it starts each newly admitted request, then
+// steps all of them together, one token each per step (the CompletionRunner
+// computes those tokens in one batched forward pass), and frees a slot as soon
+// as its request has ended; the longest-waiting request takes it.
 #pragma once
 
 #include <condition_variable>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -22,15 +20,15 @@ namespace kiln {
 struct SlotCounts {
   int total = 0;
   int idle = 0;
-  int processing = 0;  // slots holding a request (one of them generating)
+  int processing = 0;  // slots holding a request
   int waiting = 0;     // requests waiting for a free slot
 };
 
 class SlotScheduler {
  public:
-  // `run` is called on the worker thread, one job at a time, with the job's slot.
-  SlotScheduler(int n_slots, std::function<void(Job&, int slot)> run);
-  // Stops the worker after its current job; jobs not yet run get an Error event.
+  // `worker` is used on the scheduler's worker thread only, and must outlive the scheduler.
+  SlotScheduler(int n_slots, SlotWorker& worker);
+  // Stops the worker after its current step; jobs not yet done get an Error event.
   ~SlotScheduler();
 
   void submit(std::shared_ptr<Job> job);
@@ -38,15 +36,18 @@ class SlotScheduler {
 
  private:
   void work();
+  // Puts waiting requests into idle slots, to be started. Under the mutex.
+  void admit();
 
-  std::function<void(Job&, int)> run_;
+  SlotWorker& worker_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<std::shared_ptr<Job>> slots_;  // nullptr: idle
-  std::deque<int> admitted_;                 // occupied slots, oldest request first
+  std::vector<int> to_start_;                // admitted slots whose request the worker has not started
+  std::vector<int> running_;                 // slots whose request the worker has started
   std::deque<std::shared_ptr<Job>> waiting_;  // for a slot
   bool stopping_ = false;
-  std::thread worker_;
+  std::thread thread_;
 };
 
 }  // namespace kiln

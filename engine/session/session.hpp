@@ -75,6 +75,8 @@ class Session {
   const Sequence& sequence() const { return *sequence_; }
 
  private:
+  friend class SessionBatch;  // appends what its batched passes computed
+
   const Model& model_;
   std::unique_ptr<Sequence> sequence_;
   std::vector<int32_t> tokens_;  // what the KV cache holds, position by position
