@@ -5,12 +5,20 @@ a prompt of its own (the run number first), so that the server's KV cache
 holds nothing of it but the BOS token. Prints the medians, and the server's
 own `timings` for comparison.
 
-  scripts/serve_bench.py --port 8080 [--prompt TEXT] [-n 128] [-r 5]
+With --concurrency 1,2,4,8: for each count C, C clients at once, each
+sending -r requests one after another; prints per C the aggregate generated
+tokens per second (all tokens over the wall time from the first request to
+the last answer) and the time to first token's p50 and p99 over all C * r
+requests. Works against llama-server too (it counts streamed chunks where a
+server sends no usage).
+
+  scripts/serve_bench.py --port 8080 [--prompt TEXT] [-n 128] [-r 5] [--concurrency 1,2,4,8]
 """
 import argparse
 import http.client
 import json
 import statistics
+import threading
 import time
 
 
@@ -23,26 +31,66 @@ def run(port, prompt, n):
     if resp.status != 200:
         raise SystemExit(f"serve_bench: HTTP {resp.status}: {resp.read().decode()}")
     first = last = None
-    final = None
+    final = {}
+    chunks = 0
     for raw in resp:
         line = raw.decode().strip()
         if not line.startswith("data: ") or line == "data: [DONE]":
             continue
         event = json.loads(line[6:])
-        if event["choices"][0].get("text"):
+        if event["choices"] and event["choices"][0].get("text"):
+            chunks += 1
             last = time.perf_counter()
             first = first or last
         if event.get("usage"):
             final = event
     conn.close()
-    generated = final["usage"]["completion_tokens"]
+    generated = final["usage"]["completion_tokens"] if final else chunks
+    timings = final.get("timings", {})
     return {
         "ttft_ms": 1000 * (first - start),
         # Tokens after the first, over the time after it (as the CLI's generation rate).
         "tokens_per_s": (generated - 1) / (last - first) if last > first else 0.0,
-        "server_prompt_ms": final["timings"]["prompt_ms"],
-        "server_tokens_per_s": final["timings"]["predicted_per_second"],
+        "server_prompt_ms": timings.get("prompt_ms", float("nan")),
+        "server_tokens_per_s": timings.get("predicted_per_second", float("nan")),
         "generated": generated,
+    }
+
+
+def percentile(values, q):
+    """The q-th percentile (0..100), interpolated between the nearest ranks."""
+    v = sorted(values)
+    at = (len(v) - 1) * q / 100
+    low = int(at)
+    high = min(low + 1, len(v) - 1)
+    return v[low] + (v[high] - v[low]) * (at - low)
+
+
+def concurrent(port, prompt, n, clients, requests):
+    """`clients` threads at once, each sending `requests` requests in turn."""
+    results = []
+    lock = threading.Lock()
+
+    def client(c):
+        for i in range(requests):
+            r = run(port, f"{clients}.{c}.{i} {prompt}", n)
+            with lock:
+                results.append(r)
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - start
+    ttft = [r["ttft_ms"] for r in results]
+    return {
+        "aggregate_tokens_per_s": sum(r["generated"] for r in results) / wall,
+        "ttft_p50_ms": percentile(ttft, 50),
+        "ttft_p99_ms": percentile(ttft, 99),
+        "stream_tokens_per_s": statistics.median(r["tokens_per_s"] for r in results),
+        "generated": sum(r["generated"] for r in results),
     }
 
 
@@ -52,8 +100,17 @@ def main():
     p.add_argument("--prompt", default="Once upon a time, there was a little girl who")
     p.add_argument("-n", type=int, default=128)
     p.add_argument("-r", type=int, default=5)
+    p.add_argument("--concurrency", help="comma-separated client counts, e.g. 1,2,4,8")
     a = p.parse_args()
     run(a.port, "warm-up " + a.prompt, a.n)
+    if a.concurrency:
+        print("| streams | aggregate tokens/s | TTFT p50 | TTFT p99 | per stream tokens/s (median) | tokens |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        for clients in (int(c) for c in a.concurrency.split(",")):
+            m = concurrent(a.port, a.prompt, a.n, clients, a.r)
+            print(f"| {clients} | {m['aggregate_tokens_per_s']:.1f} | {m['ttft_p50_ms']:.0f} ms | "
+                  f"{m['ttft_p99_ms']:.0f} ms | {m['stream_tokens_per_s']:.1f} | {m['generated']} |", flush=True)
+        return
     runs = [run(a.port, f"{i} {a.prompt}", a.n) for i in range(a.r)]
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     print(f"client: time to first token {med['ttft_ms']:.2f} ms, generation {med['tokens_per_s']:.1f} tokens/s "

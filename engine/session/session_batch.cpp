@@ -13,6 +13,7 @@ SessionBatch::SessionBatch(const Model& model) : model_(model), batch_(model.new
 void SessionBatch::ingest(std::span<const Part> parts, float* logits) {
   sequence_parts_.clear();
   for (const Part& p : parts) {
+    if (!p.session) throw Error("batched ingest: a part has no session");
     if (p.session->n_past() + p.tokens.size() > static_cast<size_t>(model_.n_ctx()))
       throw Error(std::to_string(p.session->n_past() + p.tokens.size()) + " tokens do not fit in the context of " +
                   std::to_string(model_.n_ctx()) + " (set at build time: kiln_add_model CTX)");
