@@ -10,7 +10,8 @@ sending -r requests one after another; prints per C the aggregate generated
 tokens per second (all tokens over the wall time from the first request to
 the last answer) and the time to first token's p50 and p99 over all C * r
 requests. Works against llama-server too (it counts streamed chunks where a
-server sends no usage).
+server sends no usage; a request that a server ends with an error event
+counts the tokens that came, and the table says how many were so ended).
 
   scripts/serve_bench.py --port 8080 [--prompt TEXT] [-n 128] [-r 5] [--concurrency 1,2,4,8]
 """
@@ -33,11 +34,15 @@ def run(port, prompt, n):
     first = last = None
     final = {}
     chunks = 0
+    error = False
     for raw in resp:
         line = raw.decode().strip()
         if not line.startswith("data: ") or line == "data: [DONE]":
             continue
         event = json.loads(line[6:])
+        if "error" in event:  # the server gave up on the request mid-stream: count what came
+            error = True
+            break
         if event["choices"] and event["choices"][0].get("text"):
             chunks += 1
             last = time.perf_counter()
@@ -54,6 +59,7 @@ def run(port, prompt, n):
         "server_prompt_ms": timings.get("prompt_ms", float("nan")),
         "server_tokens_per_s": timings.get("predicted_per_second", float("nan")),
         "generated": generated,
+        "error": error,
     }
 
 
@@ -91,6 +97,7 @@ def concurrent(port, prompt, n, clients, requests):
         "ttft_p99_ms": percentile(ttft, 99),
         "stream_tokens_per_s": statistics.median(r["tokens_per_s"] for r in results),
         "generated": sum(r["generated"] for r in results),
+        "errors": sum(r["error"] for r in results),
     }
 
 
@@ -104,12 +111,13 @@ def main():
     a = p.parse_args()
     run(a.port, "warm-up " + a.prompt, a.n)
     if a.concurrency:
-        print("| streams | aggregate tokens/s | TTFT p50 | TTFT p99 | per stream tokens/s (median) | tokens |")
-        print("|---:|---:|---:|---:|---:|---:|")
+        print("| streams | aggregate tokens/s | TTFT p50 | TTFT p99 | per stream tokens/s (median) | tokens | ended by an error |")
+        print("|---:|---:|---:|---:|---:|---:|---:|")
         for clients in (int(c) for c in a.concurrency.split(",")):
             m = concurrent(a.port, a.prompt, a.n, clients, a.r)
             print(f"| {clients} | {m['aggregate_tokens_per_s']:.1f} | {m['ttft_p50_ms']:.0f} ms | "
-                  f"{m['ttft_p99_ms']:.0f} ms | {m['stream_tokens_per_s']:.1f} | {m['generated']} |", flush=True)
+                  f"{m['ttft_p99_ms']:.0f} ms | {m['stream_tokens_per_s']:.1f} | {m['generated']} | {m['errors']} |",
+                  flush=True)
         return
     runs = [run(a.port, f"{i} {a.prompt}", a.n) for i in range(a.r)]
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
