@@ -70,16 +70,16 @@ struct CompletionRunner::Generation {
 };
 
 CompletionRunner::CompletionRunner(const Model& model, chat::ChatTemplate chat_template, int threads, int n_slots)
-    : model_(model), template_(std::move(chat_template)), batch_(model) {
+    : model_(model), template_(std::move(chat_template)), batch_(model),
+      per_pass_(std::min(size_t(n_slots), size_t(model.max_batch()))) {
   for (int i = 0; i < n_slots; ++i) {
     slots_.push_back(std::make_unique<Slot>(model));
     slots_.back()->session.sequence().set_threads(threads);
   }
   batch_.batch().set_threads(threads);
-  const size_t per_pass = std::min(size_t(n_slots), size_t(model.max_batch()));
-  parts_.reserve(per_pass);
-  part_slots_.reserve(per_pass);
-  logits_.resize(per_pass * size_t(model.n_vocab()));
+  parts_.reserve(per_pass_);
+  part_slots_.reserve(per_pass_);
+  logits_.resize(per_pass_ * size_t(model.n_vocab()));
 }
 
 CompletionRunner::~CompletionRunner() = default;
@@ -166,7 +166,7 @@ void CompletionRunner::step() {
   for (size_t next = 0; next < slots_.size();) {
     parts_.clear();
     part_slots_.clear();
-    for (; next < slots_.size() && parts_.size() < parts_.capacity(); ++next) {
+    for (; next < slots_.size() && parts_.size() < per_pass_; ++next) {
       Slot& slot = *slots_[next];
       if (!slot.job) continue;
       Generation& g = *slot.generation;

@@ -113,7 +113,8 @@ class CompletionRunner final : public SlotWorker {
   chat::ChatTemplate template_;
   std::vector<std::unique_ptr<Slot>> slots_;
   SessionBatch batch_;
-  std::vector<SessionBatch::Part> parts_;  // of one step, sized once
+  size_t per_pass_;                        // slots one forward pass takes: at most max_batch()
+  std::vector<SessionBatch::Part> parts_;  // of one forward pass, sized once
   std::vector<Slot*> part_slots_;
   std::vector<float> logits_;              // one row per part
 };
