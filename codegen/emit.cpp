@@ -145,8 +145,7 @@ std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std:
     << "// would still make a system call at every barrier.\n"
     << "template <class Step>\nvoid Forward::run" << run_params(17) << " {\n"
     << "  if (threads == 1) return layers(s, w, tokens, n, pos, which, logits, step);\n"
-    << "#pragma omp parallel num_threads(threads)\n"
-    << "  layers(s, w, tokens, n, pos, which, logits, step);\n}\n\n"
+    << "  kiln::kernels::run_team(threads, [&] { layers(s, w, tokens, n, pos, which, logits, step); });\n}\n\n"
     << "template <class Step>\nvoid Forward::layers" << layers_params(20) << " {\n"
     << "  kiln::llama::embed<Config>(s, w, tokens, n, step);\n";
   for (int l = 0; l < d.hp.n_layer; ++l)

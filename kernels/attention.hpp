@@ -12,6 +12,7 @@
 #include "kernels/activation.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/kv_cache.hpp"
+#include "kernels/team.hpp"
 
 
 namespace kiln::kernels {
@@ -100,7 +101,7 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
   const float scale = 1.0f / std::sqrt(static_cast<float>(HeadDim));
   float* weights = scores + static_cast<int64_t>(omp_get_thread_num()) * scores_stride;
 
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
   for (int pair = 0; pair < n_tokens * NHead; ++pair) {
     const int t = pair / NHead;
     const int h = pair % NHead;
@@ -115,6 +116,7 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
     float* out_head = out + t * kQDim + h * HeadDim;
     detail::weighted_sum<KvType, HeadDim>(weights, v_head, kKVDim, n_pos, out_head);
   }
+  team_barrier();
 }
 
 }  // namespace kiln::kernels
