@@ -140,8 +140,7 @@ std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std:
     << "// would still make a system call at every barrier.\n"
     << "template <class Step>\nvoid Forward::run" << kRunParams << " {\n"
     << "  if (threads == 1) return layers(s, w, runs, logits, step);\n"
-    << "#pragma omp parallel num_threads(threads)\n"
-    << "  layers(s, w, runs, logits, step);\n}\n\n"
+    << "  kiln::kernels::run_team(threads, [&] { layers(s, w, runs, logits, step); });\n}\n\n"
     << "template <class Step>\nvoid Forward::layers" << kLayersParams << " {\n"
     << "  kiln::llama::embed<Config>(s, w, runs, step);\n";
   for (int l = 0; l < d.hp.n_layer; ++l)

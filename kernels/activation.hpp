@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include "kernels/arch/simd.hpp"
+#include "kernels/team.hpp"
 
 namespace kiln::kernels {
 
@@ -27,19 +28,21 @@ template <int N>
 void swiglu(float* gate, const float* up, int n_tokens) {
   constexpr int kPiece = 64;
   constexpr int kPieces = (N + kPiece - 1) / kPiece;
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
   for (int64_t p = 0; p < static_cast<int64_t>(n_tokens) * kPieces; ++p) {
     const int64_t at = p / kPieces * N + p % kPieces * kPiece;
     swiglu_span(gate + at, up + at, std::min<int64_t>(kPiece, N - p % kPieces * kPiece));
   }
+  team_barrier();
 }
 
 // x[t] += bias for every token of x ([n_tokens][N]), work-shared over tokens.
 template <int N>
 void add_bias(float* x, const float* bias, int n_tokens) {
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
   for (int t = 0; t < n_tokens; ++t)
     for (int i = 0; i < N; ++i) x[static_cast<int64_t>(t) * N + i] += bias[i];
+  team_barrier();
 }
 
 // x = softmax(x) over n > 0 values, in place, by one thread (the max is

@@ -13,6 +13,7 @@
 #include "kernels/dot.hpp"
 #include "kernels/kv_cache.hpp"
 #include "kernels/sync.hpp"
+#include "kernels/team.hpp"
 
 namespace kiln::kernels {
 
@@ -100,7 +101,8 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
   const float scale = 1.0f / std::sqrt(static_cast<float>(HeadDim));
   float* weights = scores + static_cast<int64_t>(omp_get_thread_num()) * scores_stride;
 
-  auto attend = [&](int pair) {
+#pragma omp for schedule(static) nowait
+  for (int pair = 0; pair < n_tokens * NHead; ++pair) {
     const int t = pair / NHead;
     const int h = pair % NHead;
     const int n_pos = pos0 + t + 1;
@@ -113,14 +115,8 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
 
     float* out_head = out + t * kQDim + h * HeadDim;
     detail::weighted_sum<KvType, HeadDim>(weights, v_head, kKVDim, n_pos, out_head);
-  };
-  if constexpr (Y == Sync::Barrier) {
-#pragma omp for schedule(static)
-    for (int pair = 0; pair < n_tokens * NHead; ++pair) attend(pair);
-  } else {
-#pragma omp for schedule(static) nowait
-    for (int pair = 0; pair < n_tokens * NHead; ++pair) attend(pair);
   }
+  if constexpr (Y == Sync::Barrier) team_barrier();
 }
 
 }  // namespace kiln::kernels

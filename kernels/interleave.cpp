@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "kernels/team.hpp"
+
 namespace kiln::kernels {
 
 namespace {
@@ -33,9 +35,10 @@ void interleave_matrix(TensorType t, const void* gguf, void* out, int64_t rows, 
   const auto* src = static_cast<const uint8_t*>(gguf);
   auto* dst = static_cast<uint8_t*>(out);
   const auto write_group = is_k_quant(t) ? interleave_k_group : interleave_block_group;
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
   for (int64_t g = 0; g < interleaved_groups(rows); ++g)
     write_group(t, src, dst + g * interleaved_group_bytes(t, cols), g * kInterleaveRows, rows, cols);
+  team_barrier();
 }
 
 }  // namespace kiln::kernels

@@ -10,6 +10,7 @@
 #include "kernels/arch/simd.hpp"
 #include "kernels/fp16.hpp"
 #include "kernels/sync.hpp"
+#include "kernels/team.hpp"
 #include "kernels/tensor_type.hpp"
 
 namespace kiln::kernels {
@@ -45,18 +46,13 @@ void store_row(const float* in, CacheValue<T>* out) {
 template <TensorType T, int Dim, Sync Y = Sync::Barrier>
 void store_kv(const float* k, const float* v, CacheValue<T>* k_cache, CacheValue<T>* v_cache, int n_tokens) {
   static_assert(is_cache_type<T>);
-  auto store = [&](int t) {
+#pragma omp for schedule(static) nowait
+  for (int t = 0; t < n_tokens; ++t) {
     const int64_t at = static_cast<int64_t>(t) * Dim;
     detail::store_row<T, Dim>(k + at, k_cache + at);
     detail::store_row<T, Dim>(v + at, v_cache + at);
-  };
-  if constexpr (Y == Sync::Barrier) {
-#pragma omp for schedule(static)
-    for (int t = 0; t < n_tokens; ++t) store(t);
-  } else {
-#pragma omp for schedule(static) nowait
-    for (int t = 0; t < n_tokens; ++t) store(t);
   }
+  if constexpr (Y == Sync::Barrier) team_barrier();
 }
 
 }  // namespace kiln::kernels

@@ -8,6 +8,7 @@
 #include "kernels/dot_q8.hpp"
 #include "kernels/quant.hpp"
 #include "kernels/sync.hpp"
+#include "kernels/team.hpp"
 
 namespace kiln::kernels {
 
@@ -158,9 +159,7 @@ void matmul(const void* w, const MatmulInput& x, float* y, int n_tokens) {
     detail::matmul_units<T, Rows, Cols, S, detail::kMatrixRowTile>(weights, x, y, n_tokens);
   else
     detail::matmul_units<T, Rows, Cols, S, detail::kVectorRowTile>(weights, x, y, n_tokens);
-  if constexpr (Y == Sync::Barrier) {
-#pragma omp barrier
-  }
+  if constexpr (Y == Sync::Barrier) team_barrier();
 }
 
 // out[t] = row ids[t] of W (Cols elements of type T per row), as floats.
@@ -168,9 +167,10 @@ template <TensorType T, int Cols>
 void get_rows(const void* w, const int32_t* ids, int n_tokens, float* out) {
   const auto* rows = static_cast<const uint8_t*>(w);
   constexpr auto kRowBytes = static_cast<int64_t>(row_bytes(T, Cols));
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
   for (int t = 0; t < n_tokens; ++t)
     dequantize_row(T, rows + ids[t] * kRowBytes, out + static_cast<int64_t>(t) * Cols, Cols);
+  team_barrier();
 }
 
 }  // namespace kiln::kernels

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/team.hpp"
+
 namespace kiln::kernels {
 
 // out = x / sqrt(mean(x^2) + eps) * weight for one token's N values; out may
@@ -22,11 +24,12 @@ void rmsnorm_row(const float* x, const float* weight, float* out, float eps) {
 // rmsnorm_row for each of n_tokens tokens, work-shared over tokens.
 template <int N>
 void rmsnorm(const float* x, const float* weight, float* out, int n_tokens, float eps) {
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
   for (int t = 0; t < n_tokens; ++t) {
     const int64_t at = static_cast<int64_t>(t) * N;
     rmsnorm_row<N>(x + at, weight, out + at, eps);
   }
+  team_barrier();
 }
 
 }  // namespace kiln::kernels

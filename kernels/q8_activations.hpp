@@ -16,6 +16,7 @@
 #include "kernels/fp16.hpp"
 #include "kernels/norm.hpp"
 #include "kernels/quant.hpp"
+#include "kernels/team.hpp"
 
 namespace kiln::kernels {
 
@@ -76,19 +77,21 @@ template <int Cols>
 void quantize_q8(const float* x, int n_tokens, Q8Out out) {
   static_assert(Cols % kQuantBlockElems == 0);
   const int64_t n_blocks = static_cast<int64_t>(n_tokens) * (Cols / kQuantBlockElems);
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
   for (int64_t b = 0; b < n_blocks; ++b) quantize_block_q8(x + b * kQuantBlockElems, out.at_block(b));
+  team_barrier();
 }
 
 // rmsnorm (see norm.hpp) whose result is also rounded into q8.
 template <int N>
 void rmsnorm_q8(const float* x, const float* weight, float* out, int n_tokens, float eps, Q8Out q8) {
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
   for (int t = 0; t < n_tokens; ++t) {
     const int64_t at = static_cast<int64_t>(t) * N;
     rmsnorm_row<N>(x + at, weight, out + at, eps);
     quantize_row_q8<N>(out + at, q8.at_block(at / kQuantBlockElems));
   }
+  team_barrier();
 }
 
 // swiglu (see activation.hpp) whose result is also rounded into q8.
@@ -96,12 +99,13 @@ template <int N>
 void swiglu_q8(float* gate, const float* up, int n_tokens, Q8Out q8) {
   static_assert(N % kQuantBlockElems == 0);
   const int64_t n_blocks = static_cast<int64_t>(n_tokens) * (N / kQuantBlockElems);
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
   for (int64_t b = 0; b < n_blocks; ++b) {
     const int64_t at = b * kQuantBlockElems;
     swiglu_span(gate + at, up + at, kQuantBlockElems);
     quantize_block_q8(gate + at, q8.at_block(b));
   }
+  team_barrier();
 }
 
 }  // namespace kiln::kernels

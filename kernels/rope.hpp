@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/sync.hpp"
+#include "kernels/team.hpp"
 
 namespace kiln::kernels {
 
@@ -54,13 +55,9 @@ void rope_token(float* x, int t, int pos0, const float* inv_freq) {
 // rope_token for every token, work-shared over tokens.
 template <RopeStyle Style, int NHeads, int HeadDim, int RotDim, Sync Y = Sync::Barrier>
 void rope(float* x, int n_tokens, int pos0, const float* inv_freq) {
-  if constexpr (Y == Sync::Barrier) {
-#pragma omp for schedule(static)
-    for (int t = 0; t < n_tokens; ++t) rope_token<Style, NHeads, HeadDim, RotDim>(x, t, pos0, inv_freq);
-  } else {
 #pragma omp for schedule(static) nowait
-    for (int t = 0; t < n_tokens; ++t) rope_token<Style, NHeads, HeadDim, RotDim>(x, t, pos0, inv_freq);
-  }
+  for (int t = 0; t < n_tokens; ++t) rope_token<Style, NHeads, HeadDim, RotDim>(x, t, pos0, inv_freq);
+  if constexpr (Y == Sync::Barrier) team_barrier();
 }
 
 }  // namespace kiln::kernels

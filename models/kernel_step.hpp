@@ -16,6 +16,7 @@
 #include <iterator>
 
 #include "engine/kernel_times.hpp"
+#include "kernels/team.hpp"
 
 namespace kiln {
 
@@ -54,10 +55,10 @@ class Timed {
 
   template <class Kernel, class... Args>
   void run(KernelKind kind, Kernel* kernel, const Args&... args) const {
-#pragma omp barrier
+    kernels::team_barrier();
     const auto t0 = std::chrono::steady_clock::now();
     kernel(args...);
-#pragma omp barrier
+    kernels::team_barrier();
     if (omp_get_thread_num() == 0) {
       (*times_)[kind] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       ++times_->calls[static_cast<int>(kind)];
@@ -83,8 +84,7 @@ inline double timing_cost_seconds(int threads) {
   if (threads == 1) {
     time_batches();
   } else {
-#pragma omp parallel num_threads(threads)
-    time_batches();
+    kernels::run_team(threads, time_batches);
   }
   double per_call[kBatches];
   for (int b = 0; b < kBatches; ++b) per_call[b] = batches[b].total() / kCalls;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/matmul.hpp"
+#include "kernels/team.hpp"
 #include "kernels/q8_activations.hpp"
 #include "kernels/quant.hpp"
 #include "kernels/reference.hpp"
@@ -34,12 +35,11 @@ inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0
   return v;
 }
 
-// Runs f on `threads` threads of one parallel region, the way a model's
-// forward pass calls the kernels.
+// Runs f on `threads` threads of one team, the way a model's forward pass
+// calls the kernels.
 template <class F>
 void in_parallel(int threads, F&& f) {
-#pragma omp parallel num_threads(threads)
-  f();
+  kernels::run_team(threads, f);
 }
 
 // Every element within its tolerance; reports the first one that is not.

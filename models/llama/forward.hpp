@@ -10,6 +10,8 @@
 // Untimed runs it, Timed measures it.
 #pragma once
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -124,7 +126,7 @@ void embed(Activations<C>& s, const Weights<C>& w, std::span<const Run<C>> runs,
 template <class C, class PerRun>
 void each_run(std::span<const Run<C>> runs, PerRun per_run) {
   for (const Run<C>& r : runs) per_run(r);
-#pragma omp barrier
+  kernels::team_barrier();
 }
 
 // xn = rmsnorm(x) for tokens [first, first + n), rounded too when a consumer needs it.
@@ -215,16 +217,17 @@ std::pair<int, int> wanted_rows(const Run<C>& r) {
 }
 
 // Moves the residual rows whose logits are wanted to rows [0, count), in
-// batch order, and returns count. One thread moves them (a row never moves
-// down, so in this order none is overwritten before it is read); rows
-// already in place stay.
+// batch order, and returns count. Every thread counts; the first one moves
+// the rows (a row never moves down, so in this order none is overwritten
+// before it is read; rows already in place stay), then the team meets.
 template <class C>
 int gather_wanted_rows(Activations<C>& s, std::span<const Run<C>> runs) {
+  const bool mover = omp_get_thread_num() == 0;
   int count = 0;
-#pragma omp single copyprivate(count)
   for (const Run<C>& r : runs)
     for (auto [row, end] = wanted_rows(r); row < end; ++row, ++count)
-      if (row != count) std::memcpy(s.x[count], s.x[row], sizeof s.x[0]);
+      if (mover && row != count) std::memcpy(s.x[count], s.x[row], sizeof s.x[0]);
+  kernels::team_barrier();
   return count;
 }
 
