@@ -118,8 +118,8 @@ TEST_CASE("codegen emits one block-types struct per distinct layer type set, and
   const auto src = kiln::codegen::emit_model(d, {.name = "tiny-model", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32});
   CHECK(src.model.find("namespace kiln::models::tiny_model") != std::string::npos);
   CHECK(src.forward.find("struct BlockTypes1") != std::string::npos);
-  CHECK(src.forward.find("layer<Config, BlockTypes0>(s, w.layers[0], 0, n, pos, step)") != std::string::npos);
-  CHECK(src.forward.find("layer<Config, BlockTypes1>(s, w.layers[1], 1, n, pos, step)") != std::string::npos);
+  CHECK(src.forward.find("layer<Config, BlockTypes0>(s, w.layers[0], 0, runs, step)") != std::string::npos);
+  CHECK(src.forward.find("layer<Config, BlockTypes1>(s, w.layers[1], 1, runs, step)") != std::string::npos);
   CHECK(src.forward.find("static constexpr int n_ctx = 128;") != std::string::npos);
   CHECK(src.header.find("kDefaultGguf = \"/m.gguf\"") != std::string::npos);
   CHECK(kiln::codegen::identifier("3b.q4") == "m_3b_q4");
