@@ -299,6 +299,18 @@ TEST_CASE("typed getters convert what fits and name what does not") {
   CHECK_THROWS_WITH_AS(f.get_bool_or("t.u8", false), doctest::Contains("expected a bool"), kiln::Error);
 }
 
+TEST_CASE("for_each_string views each string of an array, and refuses arrays of other types") {
+  const GgufFile f = GgufFile::from_bytes(every_type_writer(32).bytes(), "m.gguf");
+  std::vector<std::string> seen;
+  f.for_each_string("t.string_array", [&](std::string_view s) { seen.emplace_back(s); });
+  CHECK(seen == std::vector<std::string>{"x", "yz"});
+  CHECK_THROWS_WITH_AS(f.for_each_string("t.i32_array", [](std::string_view) {}),
+                       doctest::Contains("expected an array of strings"), kiln::Error);
+  const auto& ints = std::get<kiln::GgufArray>(f.find("t.i32_array")->value);
+  CHECK_THROWS_WITH_AS(ints.for_each_string([](std::string_view) {}), doctest::Contains("int32, not strings"),
+                       kiln::Error);
+}
+
 // ---- malformed files ----
 
 TEST_CASE("a file cut short at any byte is refused cleanly") {

@@ -315,3 +315,17 @@ TEST_CASE("from_gguf rejects vocabs it cannot use") {
   bad_byte.tokens[3] = "<0xZZ>";
   CHECK(error_of(bad_byte.gguf()).find("byte token 3") != std::string::npos);
 }
+
+TEST_CASE("TokenTexts: texts by id from one buffer, empty ones included; at() checks the id") {
+  kiln::TokenTexts texts;
+  texts.push_back("\xE2\x96\x81the");
+  texts.push_back("");
+  texts.push_back("<0x0A>");
+  REQUIRE(texts.size() == 3);
+  CHECK(texts.bytes() == 12);
+  CHECK(texts[0] == "\xE2\x96\x81the");
+  CHECK(texts[1].empty());
+  CHECK(texts.at(2) == "<0x0A>");
+  CHECK_THROWS_AS(texts.at(3), std::out_of_range);
+  CHECK_THROWS_AS(texts.at(size_t(-1)), std::out_of_range);
+}

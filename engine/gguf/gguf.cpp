@@ -318,6 +318,15 @@ void GgufArray::for_each(const std::function<void(const GgufValue&)>& visit) con
   if (r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " bytes after the last element");
 }
 
+void GgufArray::for_each_string(const std::function<void(std::string_view)>& visit) const {
+  const std::string name = "GGUF array of " + std::to_string(count) + " strings";  // outlives r, which refers to it
+  Reader r(name, encoded);
+  if (elem_type != GgufValueType::STRING)
+    r.fail(std::string("its elements are ") + std::string(gguf_type_name(elem_type)) + ", not strings");
+  for (uint64_t i = 0; i < count; ++i) visit(r.read_string_view("string length"));
+  if (r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " bytes after the last element");
+}
+
 bool GgufArray::operator==(const GgufArray& other) const {
   return elem_type == other.elem_type && count == other.count && std::ranges::equal(encoded, other.encoded);
 }

@@ -59,6 +59,9 @@ struct GgufArray {
   // bytes do not hold exactly `count` elements of `elem_type` (only possible
   // for an array put together by hand).
   void for_each(const std::function<void(const GgufValue&)>& visit) const;
+  // for_each for an array of strings (elem_type STRING), each viewed in
+  // place: no GgufValue or copy per element (a vocabulary has 32,000 or more).
+  void for_each_string(const std::function<void(std::string_view)>& visit) const;
   // Equal element type, count and encoding.
   bool operator==(const GgufArray& other) const;
 };
@@ -152,6 +155,8 @@ class GgufFile {
   bool get_bool_or(std::string_view key, bool fallback) const;
   // Arrays: the element type must match (strings / floats / integers).
   std::vector<std::string> get_string_array(std::string_view key) const;  // throws if absent
+  // get_string_array without the copies: each string viewed in the file.
+  void for_each_string(std::string_view key, const std::function<void(std::string_view)>& visit) const;
   std::vector<float> get_float_array_or_empty(std::string_view key) const;
   std::vector<int32_t> get_int_array_or_empty(std::string_view key) const;
 

@@ -138,12 +138,14 @@ bool GgufFile::get_bool_or(std::string_view key, bool fallback) const {
 }
 
 std::vector<std::string> GgufFile::get_string_array(std::string_view key) const {
-  const auto is_string = [](GgufValueType t) { return t == GgufValueType::STRING; };
-  const GgufArray& array = array_of(*this, key, require(*this, key), is_string, "an array of strings");
   std::vector<std::string> out;
-  out.reserve(array.count);  // bounded by the file: each string takes at least 8 bytes of it
-  array.for_each([&](const GgufValue& item) { out.push_back(std::get<std::string>(item.value)); });
+  for_each_string(key, [&](std::string_view item) { out.emplace_back(item); });
   return out;
+}
+
+void GgufFile::for_each_string(std::string_view key, const std::function<void(std::string_view)>& visit) const {
+  const auto is_string = [](GgufValueType t) { return t == GgufValueType::STRING; };
+  array_of(*this, key, require(*this, key), is_string, "an array of strings").for_each_string(visit);
 }
 
 std::vector<float> GgufFile::get_float_array_or_empty(std::string_view key) const {

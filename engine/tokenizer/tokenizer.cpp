@@ -21,12 +21,12 @@ constexpr std::string_view kUnknownText = " \xE2\x81\x87 ";
 // The bytes a token stands for in decoded text. Byte-level BPE vocabs write
 // normal tokens in GPT-2's byte alphabet, SentencePiece writes spaces as "▁";
 // BPE's user-defined tokens are plain text.
-std::string decoded_text(const std::string& piece, TokenType type, bool byte_level) {
+std::string decoded_text(std::string_view piece, TokenType type, bool byte_level) {
   switch (type) {
     case TokenType::Normal:
       return byte_level ? decode_byte_level(piece) : unescape_spaces(piece);
     case TokenType::UserDefined:
-      return byte_level ? piece : unescape_spaces(piece);
+      return byte_level ? std::string(piece) : unescape_spaces(piece);
     case TokenType::Byte:
       return std::string(1, static_cast<char>(parse_byte_piece(piece).value()));
     case TokenType::Unknown:
@@ -49,13 +49,13 @@ BpeFlavor read_bpe_flavor(const GgufFile& f) {
 
 }  // namespace
 
-Tokenizer::Tokenizer(Model model, std::vector<std::string> pieces, std::vector<TokenType> types)
+Tokenizer::Tokenizer(Model model, TokenTexts pieces, std::vector<TokenType> types)
     : model_(std::move(model)),
       pieces_(std::move(pieces)),
       types_(std::move(types)),
       special_tokens_(pieces_, types_) {
   const bool byte_level = std::holds_alternative<BpeModel>(model_);
-  texts_.reserve(pieces_.size());
+  texts_.reserve(pieces_.size(), pieces_.bytes());
   for (size_t i = 0; i < pieces_.size(); ++i) texts_.push_back(decoded_text(pieces_[i], types_[i], byte_level));
 }
 
@@ -65,7 +65,8 @@ Tokenizer Tokenizer::from_gguf(const GgufFile& f) {
     throw Error(f.path() + ": tokenizer.ggml.model is \"" + kind +
                 "\"; kiln supports \"llama\" (SentencePiece) and \"gpt2\" (byte-level BPE) vocabs");
   }
-  std::vector<std::string> pieces = f.get_string_array("tokenizer.ggml.tokens");
+  TokenTexts pieces;
+  f.for_each_string("tokenizer.ggml.tokens", [&](std::string_view piece) { pieces.push_back(piece); });
   const size_t n = pieces.size();
   if (n == 0) throw Error(f.path() + ": tokenizer.ggml.tokens is empty");
   std::vector<TokenType> types = read_token_types(f, pieces);

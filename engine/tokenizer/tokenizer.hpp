@@ -11,6 +11,7 @@
 
 #include "engine/gguf/gguf.hpp"
 #include "engine/tokenizer/tokenizer_bpe.hpp"
+#include "engine/tokenizer/token_texts.hpp"
 #include "engine/tokenizer/tokenizer_special.hpp"
 #include "engine/tokenizer/tokenizer_spm.hpp"
 #include "engine/tokenizer/tokenizer_types.hpp"
@@ -56,7 +57,7 @@ class Tokenizer {
  private:
   using Model = std::variant<SpmModel, BpeModel>;
 
-  Tokenizer(Model model, std::vector<std::string> pieces, std::vector<TokenType> types);
+  Tokenizer(Model model, TokenTexts pieces, std::vector<TokenType> types);
   // Reads what both kinds of vocab read alike, once the kind-specific
   // defaults are set.
   void finish_loading(const GgufFile& f);
@@ -67,9 +68,9 @@ class Tokenizer {
   void encode_text(std::string_view text, bool after_special, std::vector<int32_t>& out) const;
 
   Model model_;
-  std::vector<std::string> pieces_;
+  TokenTexts pieces_;
   std::vector<TokenType> types_;
-  std::vector<std::string> texts_;
+  TokenTexts texts_;
   SpecialTokens special_tokens_;
   std::vector<int32_t> end_of_generation_;  // sorted
   int32_t bos_ = -1;

@@ -81,7 +81,7 @@ std::string known_bpe_flavors() {
   return names;
 }
 
-BpeModel::BpeModel(std::string_view where, const std::vector<std::string>& pieces,
+BpeModel::BpeModel(std::string_view where, const TokenTexts& pieces,
                    const std::vector<std::string>& merges, BpeFlavor flavor)
     : flavor_(flavor), tokens_(pieces, [](size_t) { return true; }) {
   for (int byte = 0; byte < 256; ++byte) {

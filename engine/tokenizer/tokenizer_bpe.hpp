@@ -37,7 +37,7 @@ class BpeModel {
   // Throws kiln::Error starting with `where` when a byte value has no token,
   // or a merge is not two tokens separated by a space whose concatenation is
   // a token too.
-  BpeModel(std::string_view where, const std::vector<std::string>& pieces, const std::vector<std::string>& merges,
+  BpeModel(std::string_view where, const TokenTexts& pieces, const std::vector<std::string>& merges,
            BpeFlavor flavor);
 
   // Appends the ids of `text`.

@@ -45,7 +45,7 @@ bool contains(std::span<const std::string_view> texts, std::string_view text) {
 
 }  // namespace
 
-std::vector<int32_t> end_of_generation_ids(const GgufFile& f, const std::vector<std::string>& pieces, int32_t eos) {
+std::vector<int32_t> end_of_generation_ids(const GgufFile& f, const TokenTexts& pieces, int32_t eos) {
   std::vector<int32_t> ids;
   if (eos >= 0) ids.push_back(eos);
   for (std::string_view key : kEndKeys) {

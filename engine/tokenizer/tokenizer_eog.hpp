@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "engine/gguf/gguf.hpp"
+#include "engine/tokenizer/token_texts.hpp"
 
 namespace kiln {
 
 // Sorted, without repeats. `eos` is -1 when the vocab has none.
-std::vector<int32_t> end_of_generation_ids(const GgufFile& f, const std::vector<std::string>& pieces, int32_t eos);
+std::vector<int32_t> end_of_generation_ids(const GgufFile& f, const TokenTexts& pieces, int32_t eos);
 
 }  // namespace kiln

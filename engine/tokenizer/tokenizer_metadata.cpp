@@ -18,7 +18,7 @@ void require_length(const GgufFile& f, const std::string& key, size_t length, si
 
 }  // namespace
 
-std::vector<TokenType> read_token_types(const GgufFile& f, const std::vector<std::string>& pieces) {
+std::vector<TokenType> read_token_types(const GgufFile& f, const TokenTexts& pieces) {
   const std::string key = "tokenizer.ggml.token_type";
   const std::vector<int32_t> raw = f.get_int_array_or_empty(key);
   require_length(f, key, raw.size(), pieces.size());
@@ -31,7 +31,8 @@ std::vector<TokenType> read_token_types(const GgufFile& f, const std::vector<std
     }
     types.push_back(static_cast<TokenType>(raw[i]));
     if (types.back() == TokenType::Byte && !parse_byte_piece(pieces[i])) {
-      throw Error(f.path() + ": byte token " + std::to_string(i) + " is \"" + pieces[i] + "\", not <0xNN>");
+      throw Error(f.path() + ": byte token " + std::to_string(i) + " is \"" + std::string(pieces[i]) +
+                  "\", not <0xNN>");
     }
   }
   return types;

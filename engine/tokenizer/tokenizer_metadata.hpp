@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "engine/gguf/gguf.hpp"
+#include "engine/tokenizer/token_texts.hpp"
 #include "engine/tokenizer/tokenizer_types.hpp"
 
 namespace kiln {
 
 // tokenizer.ggml.token_type, one known type per token; every Byte token must
 // be spelled "<0xNN>".
-std::vector<TokenType> read_token_types(const GgufFile& f, const std::vector<std::string>& pieces);
+std::vector<TokenType> read_token_types(const GgufFile& f, const TokenTexts& pieces);
 
 // tokenizer.ggml.scores, one per token.
 std::vector<float> read_scores(const GgufFile& f, size_t n_tokens);

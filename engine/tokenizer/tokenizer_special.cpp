@@ -4,12 +4,12 @@
 
 namespace kiln {
 
-SpecialTokens::SpecialTokens(const std::vector<std::string>& pieces, const std::vector<TokenType>& types) {
+SpecialTokens::SpecialTokens(const TokenTexts& pieces, const std::vector<TokenType>& types) {
   for (size_t i = 0; i < pieces.size(); ++i) {
     const TokenType type = types[i];
     const bool user_defined = type == TokenType::UserDefined;
     if (!pieces[i].empty() && (user_defined || type == TokenType::Control || type == TokenType::Unknown)) {
-      entries_.push_back({pieces[i], static_cast<int32_t>(i), user_defined});
+      entries_.push_back({std::string(pieces[i]), static_cast<int32_t>(i), user_defined});
     }
   }
   std::stable_sort(entries_.begin(), entries_.end(),

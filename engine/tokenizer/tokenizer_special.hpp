@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/tokenizer/token_texts.hpp"
 #include "engine/tokenizer/tokenizer_types.hpp"
 
 namespace kiln {
@@ -27,7 +28,7 @@ using SpecialFilter = std::function<bool(size_t begin, size_t end)>;
 
 class SpecialTokens {
  public:
-  SpecialTokens(const std::vector<std::string>& pieces, const std::vector<TokenType>& types);
+  SpecialTokens(const TokenTexts& pieces, const std::vector<TokenType>& types);
 
   // `text` cut at the tokens it spells out (control and unknown tokens too
   // when parse_special). As in llama.cpp, longer tokens are found first,

@@ -69,18 +69,16 @@ std::optional<uint8_t> parse_byte_piece(std::string_view piece) {
 std::string unescape_spaces(std::string_view piece) {
   std::string out;
   out.reserve(piece.size());
-  for (size_t pos = 0; pos < piece.size();) {
-    if (piece.substr(pos).starts_with(kSpaceMark)) {
-      out += ' ';
-      pos += kSpaceMark.size();
-    } else {
-      out += piece[pos++];
-    }
+  for (size_t pos = 0;;) {
+    const size_t mark = piece.find(kSpaceMark, pos);
+    out.append(piece.substr(pos, mark - pos));
+    if (mark == std::string_view::npos) return out;
+    out += ' ';
+    pos = mark + kSpaceMark.size();
   }
-  return out;
 }
 
-SpmModel::SpmModel(const std::vector<std::string>& pieces, const std::vector<TokenType>& types,
+SpmModel::SpmModel(const TokenTexts& pieces, const std::vector<TokenType>& types,
                    std::vector<float> scores, int32_t unk)
     // Only these kinds can come out of merging; SentencePiece never produces
     // control, unknown or unused pieces from input, even when they match it.

@@ -24,7 +24,7 @@ std::string unescape_spaces(std::string_view piece);
 class SpmModel {
  public:
   // `pieces`, `types` and `scores` have one entry per token.
-  SpmModel(const std::vector<std::string>& pieces, const std::vector<TokenType>& types, std::vector<float> scores,
+  SpmModel(const TokenTexts& pieces, const std::vector<TokenType>& types, std::vector<float> scores,
            int32_t unk);
 
   // Appends the ids of `text` (not empty). SentencePiece sees every space as

@@ -12,18 +12,18 @@ int32_t TokenIndex::find(std::string_view text) const {
   if (slots_.empty()) return -1;
   for (size_t slot = first_slot(text);; slot = (slot + 1) & (slots_.size() - 1)) {
     const int32_t id = slots_[slot];
-    if (id < 0 || text_of(id) == text) return id;
+    if (id < 0 || texts_[id] == text) return id;
   }
 }
 
 void TokenIndex::insert(int32_t id) {
-  const std::string_view text = text_of(id);
+  const std::string_view text = texts_[id];
   for (size_t slot = first_slot(text);; slot = (slot + 1) & (slots_.size() - 1)) {
     if (slots_[slot] < 0) {
       slots_[slot] = id;
       return;
     }
-    if (text_of(slots_[slot]) == text) return;
+    if (texts_[slots_[slot]] == text) return;
   }
 }
 

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/tokenizer/token_texts.hpp"
+
 namespace kiln {
 
 class TokenIndex {
@@ -18,13 +20,7 @@ class TokenIndex {
   // Indexes texts[id] for every id with keep(id); when texts repeat, the
   // lowest id wins.
   template <typename Keep>
-  TokenIndex(const std::vector<std::string>& texts, Keep keep) {
-    offsets_.reserve(texts.size() + 1);
-    for (const std::string& text : texts) {
-      offsets_.push_back(static_cast<uint32_t>(buffer_.size()));
-      buffer_ += text;
-    }
-    offsets_.push_back(static_cast<uint32_t>(buffer_.size()));
+  TokenIndex(const TokenTexts& texts, Keep keep) : texts_(texts) {
     size_t n_slots = 16;
     while (n_slots < 2 * texts.size()) n_slots *= 2;
     slots_.assign(n_slots, -1);
@@ -37,15 +33,11 @@ class TokenIndex {
   int32_t find(std::string_view text) const;
 
  private:
-  std::string_view text_of(int32_t id) const {
-    return std::string_view(buffer_).substr(offsets_[id], offsets_[id + 1] - offsets_[id]);
-  }
   size_t first_slot(std::string_view text) const;
   void insert(int32_t id);
 
-  std::string buffer_;             // every text, in id order
-  std::vector<uint32_t> offsets_;  // where text `id` starts in buffer_; one more entry for the end
-  std::vector<int32_t> slots_;     // ids, -1 for empty; a power of two, at most half full
+  TokenTexts texts_;            // every text, indexed or not, by id
+  std::vector<int32_t> slots_;  // ids, -1 for empty; a power of two, at most half full
 };
 
 }  // namespace kiln
