@@ -55,7 +55,7 @@ cpu_runs() {
 }
 
 kernel_tests=(test_kernels test_kernels_arch test_kernels_kquant test_kernels_matmul test_kernels_q8 test_interleave
-  test_cpu_features test_machine_probe)
+  test_cpu_features test_machine_probe test_team)
 kernel_regex="^($(IFS='|'; echo "${kernel_tests[*]}"))\$"
 
 suites=("${kernel_tests[@]}" e2e_synth_combos)
