@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # CI: builds the libFuzzer targets of tests/fuzz with clang++ (ASan, UBSan,
-# coverage) and runs each for KILN_FUZZ_SECONDS (default 50) from a seed
-# corpus made at run time from ../shared (models and tokenizer vocabularies,
-# never committed) and kiln-synth. Fails on any crash, sanitizer report,
+# coverage) and runs each for KILN_FUZZ_SECONDS (default 30) from a seed
+# corpus made at run time from ../shared (models, tokenizer vocabularies and
+# chat templates, never committed), kiln-synth, kiln's own test templates and
+# a few request bodies. Fails on any crash, sanitizer report,
 # timeout or oversized allocation; libFuzzer leaves the input that caused it
 # as $build/artifacts/crash-* (or leak-, timeout-, oom-).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh clang libclang-rt-14-dev libomp-14-dev
-# Not build-fuzz: .ci/fuzz_chat_template.sh configures that one without the tests.
-build=${KILN_FUZZ_BUILD_DIR:-build-fuzz-parsers}
+build=${KILN_FUZZ_BUILD_DIR:-build-fuzz}
 shared=$(realpath -m "${KILN_SHARED_DIR:-../shared}")
-seconds=${KILN_FUZZ_SECONDS:-50}
+seconds=${KILN_FUZZ_SECONDS:-30}
 if [ ! -d "$shared/tokenizer-tests" ] || [ ! -d "$shared/models" ]; then
   echo "fuzz: $shared has no models/ or tokenizer-tests/; fuzzing skipped" >&2
   exit 0
@@ -21,11 +21,11 @@ cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDe
   -DKILN_SANITIZE=ON -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link -DKILN_BUILD_TESTS=ON \
   -DKILN_SHARED_DIR="$shared" -DKILN_MODEL= -DKILN_SYNTHETIC_PRESET= >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz_gguf fuzz_state_file fuzz_tokenizer_spm fuzz_tokenizer_bpe \
-  fuzz_seeds kiln-synth >/dev/null
+  fuzz_chat_template fuzz_openai_request fuzz_seeds kiln-synth >/dev/null
 
 seeds=$build/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{gguf,state,spm,bpe} "$build/artifacts"
+mkdir -p "$seeds"/{gguf,state,spm,bpe,template,request} "$build/artifacts"
 # GGUF: the small real model and tiny synthetic models of both architectures and several weight types.
 cp "$shared/models/stories260K/stories260K.gguf" "$seeds/gguf/"
 tiny=(--embd 32 --layers 1 --heads 2 --kv-heads 1 --ff 64 --vocab 300 --ctx 32)
@@ -38,6 +38,14 @@ for f in "$shared"/tokenizer-tests/*.inp; do
   name=$(basename "$f" .inp)
   case "$name" in *llama-spm*|*phi-3*) cp "$f" "$seeds/spm/$name" ;; *) cp "$f" "$seeds/bpe/$name" ;; esac
 done
+
+# Chat templates: kiln's test templates and the real ones.
+cp tests/chat/templates/*.jinja "$shared"/chat-templates/*.jinja "$seeds/template/"
+# Request bodies: a chat and a completion (the first byte picks the endpoint: odd is chat).
+printf '%s' '{"model":"m","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"Hi"}]}],"max_tokens":8,"temperature":0.7,"top_p":0.9,"stop":["\n"],"stream":true,"seed":42}' \
+  >"$seeds/request/chat.json"
+printf '%s' ' {"prompt":"Once upon a time","max_tokens":16,"top_k":40,"min_p":0.05,"stop":"x","logprobs":null}' \
+  >"$seeds/request/completion.json"
 
 run() {  # name seed-folder [libFuzzer flags]
   local name=$1 seed=$2
@@ -54,4 +62,6 @@ run fuzz_gguf "$seeds/gguf" -max_len=1200000
 run fuzz_state_file "$seeds/state"
 run fuzz_tokenizer_spm "$seeds/spm" -max_len=1024
 run fuzz_tokenizer_bpe "$seeds/bpe" -max_len=1024
+run fuzz_chat_template "$seeds/template" -max_len=8192
+run fuzz_openai_request "$seeds/request" -max_len=4096
 echo "fuzz: all targets ran without a finding" >&2

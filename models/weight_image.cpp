@@ -3,7 +3,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 
 #include "engine/error.hpp"
@@ -51,23 +50,14 @@ const char* form_name(WeightForm form) {
 }  // namespace
 
 WeightImageWriter::WeightImageWriter(const std::string& path, std::span<const uint8_t> gguf_header, uint64_t file_hash)
-    : path_(path), tmp_path_(path + ".tmp"), gguf_header_bytes_(gguf_header.size()), file_hash_(file_hash) {
-  out_ = std::fopen(tmp_path_.c_str(), "wb");
-  if (out_ == nullptr) throw Error(tmp_path_ + ": cannot create (" + std::strerror(errno) + ")");
+    : out_(path), gguf_header_bytes_(gguf_header.size()), file_hash_(file_hash) {
   const Header placeholder{};
   write(&placeholder, sizeof placeholder);
   write(gguf_header.data(), gguf_header.size());
 }
 
-WeightImageWriter::~WeightImageWriter() {
-  if (out_ == nullptr) return;  // finished
-  std::fclose(out_);
-  std::remove(tmp_path_.c_str());
-}
-
 void WeightImageWriter::write(const void* data, size_t n) {
-  if (n > 0 && std::fwrite(data, 1, n, out_) != n)
-    throw Error(tmp_path_ + ": cannot write (" + std::strerror(errno) + ")");
+  out_.write({static_cast<const uint8_t*>(data), n});
   at_ += n;
 }
 
@@ -100,14 +90,8 @@ void WeightImageWriter::finish() {
   h.gguf_header_bytes = gguf_header_bytes_;
   h.table_offset = table_offset;
   h.total_bytes = at_;
-  if (std::fseek(out_, 0, SEEK_SET) != 0) throw Error(tmp_path_ + ": cannot seek (" + std::strerror(errno) + ")");
-  write(&h, sizeof h);
-  const bool closed = std::fclose(out_) == 0;
-  out_ = nullptr;
-  if (!closed || std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
-    std::remove(tmp_path_.c_str());
-    throw Error(path_ + ": cannot write (" + std::strerror(errno) + ")");
-  }
+  out_.write_at(0, {reinterpret_cast<const uint8_t*>(&h), sizeof h});
+  out_.commit();
 }
 
 WeightImage::WeightImage(std::span<const uint8_t> bytes, std::string name) : name_(std::move(name)), bytes_(bytes) {

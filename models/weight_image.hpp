@@ -19,10 +19,11 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "engine/files/atomic_file.hpp"
 
 namespace kiln {
 
@@ -35,11 +36,11 @@ enum class WeightForm : uint32_t {
 
 inline constexpr uint64_t kWeightImageAlignment = 64;  // every entry: the widest vector load
 
-// Writes an image to `path` (through `path`.tmp, renamed when complete).
+// Writes an image to `path`, atomically (engine/files/atomic_file.hpp): the
+// file appears only when finish() completes.
 class WeightImageWriter {
  public:
   WeightImageWriter(const std::string& path, std::span<const uint8_t> gguf_header, uint64_t file_hash);
-  ~WeightImageWriter();
   WeightImageWriter(const WeightImageWriter&) = delete;
   WeightImageWriter& operator=(const WeightImageWriter&) = delete;
 
@@ -56,8 +57,7 @@ class WeightImageWriter {
   void write(const void* data, size_t n);
   void pad_to(uint64_t alignment);
 
-  std::string path_, tmp_path_;
-  std::FILE* out_ = nullptr;
+  AtomicFileWriter out_;
   uint64_t at_ = 0;
   uint64_t gguf_header_bytes_ = 0;
   uint64_t file_hash_ = 0;

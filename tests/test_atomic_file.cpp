@@ -134,3 +134,40 @@ TEST_CASE("a failed write removes its temporary file") {
   CHECK(WEXITSTATUS(status) == 3);
   CHECK(entries(tmp.path) == 0);
 }
+
+TEST_CASE("a file written piece by piece appears only when committed, its header filled in last") {
+  TempFolder tmp("atomic");
+  const std::string file = tmp.file("image.bin");
+  kiln::write_file_atomically(file, as_bytes("old"));
+  {
+    kiln::AtomicFileWriter out(file);
+    out.write(as_bytes("....body"));
+    out.write(as_bytes(" end"));
+    out.write_at(0, as_bytes("HEAD"));
+    CHECK(read_text(file) == "old");  // not yet in place
+    out.commit();
+  }
+  CHECK(read_text(file) == "HEADbody end");
+  CHECK(entries(tmp.path) == 1);
+}
+
+TEST_CASE("a piecewise write abandoned before commit leaves the old file and no temporary") {
+  TempFolder tmp("atomic");
+  const std::string file = tmp.file("image.bin");
+  kiln::write_file_atomically(file, as_bytes("old"));
+  {
+    kiln::AtomicFileWriter out(file);
+    out.write(as_bytes("half a"));
+  }
+  CHECK(read_text(file) == "old");
+  CHECK(entries(tmp.path) == 1);
+}
+
+TEST_CASE("a piecewise write refuses a character device with one line") {
+  try {
+    kiln::AtomicFileWriter out("/dev/null");
+    FAIL("a device was accepted");
+  } catch (const kiln::Error& e) {
+    CHECK(std::string(e.what()) == "/dev/null: is a character device; only a regular file can be written here");
+  }
+}

@@ -34,6 +34,9 @@ long long integer(const json& body, const char* key, long long def, long long mi
   const json* v = field(body, key);
   if (!v) return def;
   if (!v->is_number_integer()) reject(key, "must be an integer");
+  // An unsigned number above the signed range would wrap in get<long long>.
+  if (v->is_number_unsigned() && v->get<unsigned long long>() > static_cast<unsigned long long>(max))
+    reject(key, "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
   const long long x = v->get<long long>();
   if (x < min || x > max) reject(key, "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
   return x;

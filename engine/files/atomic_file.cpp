@@ -64,10 +64,38 @@ std::string resolve_links(const std::string& path, std::optional<struct stat>& s
   }
 }
 
+// A character device cannot be replaced (and must not be: /dev/null); it is
+// written in place. Opened without blocking, and checked again once open, in
+// case the name was changed to something else in between.
+void write_device(const std::string& path, const std::string& target, std::span<const uint8_t> bytes) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) fail(path, "open", "the device " + target);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail(path, "inspect", target);
+  if (!S_ISCHR(st.st_mode)) throw Error(path + ": changed while it was opened; not written");
+  if (::fcntl(fd, F_SETFL, 0) != 0) fail(path, "set blocking writes on", target);
+  write_all(fd, bytes, path, target);
+}
+
+// Why a file of this type is not written, or nullptr when it is.
+const char* refusal(mode_t mode) {
+  if (S_ISDIR(mode)) return "is a folder";
+  if (S_ISFIFO(mode)) return "is a FIFO";
+  if (S_ISSOCK(mode)) return "is a socket";
+  if (S_ISBLK(mode)) return "is a block device";
+  return nullptr;
+}
+
+}  // namespace
+
 // A file being written next to `target`: unnamed (O_TMPFILE) while possible,
 // so a killed process leaves nothing behind; removed on destruction unless
 // it was renamed over `target`.
-class TemporaryFile {
+class AtomicFileWriter::TemporaryFile {
  public:
   TemporaryFile(const std::string& path, const std::string& target)
       : path_(path), folder_(folder_of(target)), named_(target + ".tmp." + std::to_string(::getpid())) {
@@ -86,14 +114,26 @@ class TemporaryFile {
   TemporaryFile(const TemporaryFile&) = delete;
   TemporaryFile& operator=(const TemporaryFile&) = delete;
 
-  void write(std::span<const uint8_t> bytes, std::optional<mode_t> mode) {
-    write_all(fd_, bytes, path_, "a temporary file in " + folder_);
-    if (mode && ::fchmod(fd_, *mode) != 0) fail(path_, "set the permissions of", "a temporary file");
-    if (::fsync(fd_) != 0) fail(path_, "sync", "a temporary file in " + folder_);
+  void append(std::span<const uint8_t> bytes) { write_all(fd_, bytes, path_, "a temporary file in " + folder_); }
+
+  void write_at(uint64_t offset, std::span<const uint8_t> bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail(path_, "write", "a temporary file in " + folder_);
+      bytes = bytes.subspan(static_cast<size_t>(n));
+      offset += static_cast<uint64_t>(n);
+    }
   }
 
-  // Renames the file over `target`, then syncs the folder so the rename is durable.
+  void set_mode(mode_t mode) {
+    if (::fchmod(fd_, mode) != 0) fail(path_, "set the permissions of", "a temporary file");
+  }
+
+  // Syncs the file, renames it over `target`, then syncs the folder so the
+  // rename is durable.
   void replace(const std::string& target) {
+    if (::fsync(fd_) != 0) fail(path_, "sync", "a temporary file in " + folder_);
     if (!has_name_) {
       const std::string self = "/proc/self/fd/" + std::to_string(fd_);
       ::unlink(named_.c_str());
@@ -126,43 +166,34 @@ class TemporaryFile {
   bool has_name_ = false;
 };
 
-// A character device cannot be replaced (and must not be: /dev/null); it is
-// written in place. Opened without blocking, and checked again once open, in
-// case the name was changed to something else in between.
-void write_device(const std::string& path, const std::string& target, std::span<const uint8_t> bytes) {
-  const int fd = ::open(target.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) fail(path, "open", "the device " + target);
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) fail(path, "inspect", target);
-  if (!S_ISCHR(st.st_mode)) throw Error(path + ": changed while it was opened; not written");
-  if (::fcntl(fd, F_SETFL, 0) != 0) fail(path, "set blocking writes on", target);
-  write_all(fd, bytes, path, target);
+AtomicFileWriter::AtomicFileWriter(const std::string& path) {
+  std::optional<struct stat> st;
+  target_ = resolve_links(path, st);
+  if (st && S_ISCHR(st->st_mode)) throw Error(path + ": is a character device; only a regular file can be written here");
+  if (st && refusal(st->st_mode))
+    throw Error(path + ": " + refusal(st->st_mode) + "; kiln writes only regular files and character devices");
+  file_ = std::make_unique<TemporaryFile>(path, target_);
+  if (st) file_->set_mode(st->st_mode & 07777);  // a replaced file keeps its permissions
 }
 
-// Why a file of this type is not written, or nullptr when it is.
-const char* refusal(mode_t mode) {
-  if (S_ISDIR(mode)) return "is a folder";
-  if (S_ISFIFO(mode)) return "is a FIFO";
-  if (S_ISSOCK(mode)) return "is a socket";
-  if (S_ISBLK(mode)) return "is a block device";
-  return nullptr;
-}
+AtomicFileWriter::~AtomicFileWriter() = default;
 
-}  // namespace
+void AtomicFileWriter::write(std::span<const uint8_t> bytes) { file_->append(bytes); }
+
+void AtomicFileWriter::write_at(uint64_t offset, std::span<const uint8_t> bytes) { file_->write_at(offset, bytes); }
+
+void AtomicFileWriter::commit() {
+  file_->replace(target_);
+  file_.reset();
+}
 
 void write_file_atomically(const std::string& path, std::span<const uint8_t> bytes) {
   std::optional<struct stat> st;
   const std::string target = resolve_links(path, st);
   if (st && S_ISCHR(st->st_mode)) return write_device(path, target, bytes);
-  if (st && refusal(st->st_mode))
-    throw Error(path + ": " + refusal(st->st_mode) + "; kiln writes only regular files and character devices");
-  TemporaryFile tmp(path, target);
-  tmp.write(bytes, st ? std::optional<mode_t>(st->st_mode & 07777) : std::nullopt);
-  tmp.replace(target);
+  AtomicFileWriter out(path);
+  out.write(bytes);
+  out.commit();
 }
 
 }  // namespace kiln
