@@ -278,6 +278,8 @@ TEST_CASE("bad requests get OpenAI-style JSON errors, and the server goes on ser
   CHECK(error_of("/v1/completions", "[1, 2]", 400)["type"] == "invalid_request_error");
   CHECK(error_of("/v1/completions", R"({"prompt": "a", "max_tokens": "many"})", 400)["param"] == "max_tokens");
   CHECK(error_of("/v1/completions", R"({"prompt": "a", "max_tokens": 0})", 400)["param"] == "max_tokens");
+  // Beyond the signed range: refused, not wrapped around to -1 (a random seed).
+  CHECK(error_of("/v1/completions", R"({"prompt": "a", "seed": 18446744073709551615})", 400)["param"] == "seed");
   CHECK(error_of("/v1/completions", R"({"prompt": "a", "temperature": -1})", 400)["param"] == "temperature");
   CHECK(error_of("/v1/completions", R"({"max_tokens": 3})", 400)["param"] == "prompt");
   CHECK(error_of("/v1/completions", R"({"prompt": "a", "stop": [1]})", 400)["param"] == "stop[0]");
