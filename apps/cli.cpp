@@ -141,7 +141,10 @@ std::unique_ptr<Model> load_model(const ModelEntry& model, const std::string& m_
 std::string default_model_text(const ModelEntry& model) {
   if (model.built_in) return "the weights built into this program";
   const std::string file = std::filesystem::path(model.build_gguf).filename().string();
-  return "$" + std::string(kModelPathVariable) + ", else " + file + " next to this program, else " + model.build_gguf;
+  // Appended piece by piece: GCC 12's -Wrestrict misfires on "literal" + std::string&& at -O3 with ASan (bug 105329).
+  std::string text = "$";
+  text.append(kModelPathVariable).append(", else ").append(file).append(" next to this program, else ");
+  return text.append(model.build_gguf);
 }
 
 int cli_main(int argc, char** argv, const ModelEntry& model) {
