@@ -6,7 +6,8 @@
 #     VNNI), cascadelake (AVX-512 with VNNI): the kernel suites and the
 #     end-to-end suite of mixed-type models (every weight type, both
 #     architectures, against the reference forward pass), run where this CPU
-#     can, built only elsewhere (said which). What does not depend on the
+#     can, built only elsewhere (said which); a level whose code paths are
+#     native's (the same instruction-set macros) is left to the native build. What does not depend on the
 #     instruction set (tokenizers, chat, files) is tested once, by the native
 #     build;
 #   aarch64, cross-compiled: armv8.2-a+dotprod, the kernel suites and the
@@ -58,13 +59,30 @@ kernel_tests=(test_kernels test_kernels_arch test_kernels_kquant test_kernels_ma
   test_cpu_features test_machine_probe test_team)
 kernel_regex="^($(IFS='|'; echo "${kernel_tests[*]}"))\$"
 
+# The compiler's macros that choose code paths: kiln's (kernels/arch/, fp16.hpp)
+# and xsimd's (its config header). Two levels with the same ones compile the
+# same kernels.
+path_macros() {
+  g++ -march="$1" -dM -E -x c++ /dev/null |
+    sed -n 's/^#define __\(AVX512\(F\|BW\|CD\|DQ\|VL\|VNNI\)\|AVX2\|AVX\|FMA4\?\|F16C\|SSE[0-9_]*\|SSSE3\)__ 1$/\1/p' |
+    sort | tr '\n' ' '
+}
+native_paths=$(path_macros native)
+
 suites=("${kernel_tests[@]}" e2e_synth_combos)
 suites_regex="^($(IFS='|'; echo "${suites[*]}"))\$"
 for level in x86-64 x86-64-v3 x86-64-v4 cascadelake; do
+  # x86-64-v4 is always built: the start-up check below runs its program.
+  if [ "$level" != x86-64-v4 ] && [ "$(path_macros "$level")" = "$native_paths" ]; then
+    echo "isa-matrix: $level: the same kernel code paths as native (built and tested in full by scripts/test.sh); skipped"
+    continue
+  fi
   dir=build-isa-$level
   configure "$dir" -DKILN_ARCH="$level"
-  # The server has no instruction-set code, but must compile wherever kiln does (kiln_server).
-  cmake --build "$dir" -j"$jobs" --target "${suites[@]}" kiln_server
+  targets=("${suites[@]}")
+  # The server has no instruction-set code; it is compiled once more, at the baseline.
+  [ "$level" = x86-64 ] && targets+=(kiln_server)
+  cmake --build "$dir" -j"$jobs" --target "${targets[@]}"
   if cpu_runs "$level"; then
     ctest --test-dir "$dir" --output-on-failure -R "$suites_regex"
     echo "isa-matrix: $level: kernel and mixed-model end-to-end suites passed after $((SECONDS - start)) s"
