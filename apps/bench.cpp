@@ -18,6 +18,7 @@
 #include "apps/resident_memory.hpp"
 #include "apps/token_profile.hpp"
 #include "engine/elapsed.hpp"
+#include "engine/load_threads.hpp"
 
 namespace kiln {
 
@@ -385,7 +386,10 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   // The probe's 2 GiB buffer is no part of the model's memory: the peak starts again after it.
   const bool peak_valid = !o.probe || reset_peak_resident();
 
-  std::unique_ptr<Model> model = load_model(entry, o.model_path);
+  std::unique_ptr<Model> model = [&] {
+    const LoadThreads load_threads(max_threads);
+    return load_model(entry, o.model_path);
+  }();
   for (int p : o.prompt_sizes)
     if (p > model->n_ctx()) throw Error("-p " + std::to_string(p) + " exceeds the context of " + std::to_string(model->n_ctx()));
   for (int n : o.gen_sizes)
