@@ -18,6 +18,7 @@
 #include "apps/resident_memory.hpp"
 #include "apps/token_profile.hpp"
 #include "engine/elapsed.hpp"
+#include "engine/load_threads.hpp"
 
 namespace kiln {
 
@@ -164,6 +165,7 @@ struct Result {
   double gbps = 0, bw_fraction = 0;    // tg
   double gflops = 0, peak_fraction = 0;  // pp
   std::optional<TokenProfile> profile;  // tg: the kernel calls of the token at the middle position
+  int tokens = 0, tokens_on_fewer = 0;  // tg: measured tokens, and those the team backed off for (kernels/team_backoff.hpp)
 
   // tg: the median time per token beyond its kernels, in µs.
   double overhead_us() const { return 1e3 * p50_ms - 1e6 * profile->kernels.total(); }
@@ -219,11 +221,13 @@ Result bench_generation(Sequence& seq, int n, int reps, const ModelCost& cost, c
   const Model& m = seq.model();
   std::vector<float> logits(size_t(m.n_vocab()));
   std::vector<double> per_token_ms, rates;
+  int on_fewer = 0;
   for (int r = -1; r < reps; ++r) {  // r == -1 is the warm-up
     int32_t token = 1;
     const auto t_run = Clock::now();
     for (int pos = 0; pos < n; ++pos) {
       const auto t0 = Clock::now();
+      if (r >= 0 && seq.threads_for(1) < seq.threads()) ++on_fewer;
       seq.forward(&token, 1, pos, Logits::Last, logits.data());
       token = argmax(logits);
       if (r >= 0) per_token_ms.push_back(ms_since(t0));
@@ -232,6 +236,8 @@ Result bench_generation(Sequence& seq, int n, int reps, const ModelCost& cost, c
   }
   const double kv_bytes = double(m.kv_layout().bytes_per_position()) * (n + 1) / 2.0;  // average positions read
   Result r;
+  r.tokens = n * reps;
+  r.tokens_on_fewer = on_fewer;
   r.test = "tg" + std::to_string(n);
   r.threads = seq.threads();
   r.tokens_per_s = median(rates);
@@ -305,6 +311,11 @@ void print_markdown(const std::string& name, const ModelCost& cost, const std::v
   std::printf("\n");
   for (const auto& r : results)
     if (r.profile) print_token_profile(name, r);
+  for (const auto& r : results)
+    if (r.tokens_on_fewer > 0)
+      std::printf("backoff: %s %s, %d threads: %d of %d tokens ran on fewer, the team having waited for a thread "
+                  "another process kept off its core (kernels/team_backoff.hpp)\n",
+                  name.c_str(), r.test.c_str(), r.threads, r.tokens_on_fewer, r.tokens);
   print_memory(name, memory);
   if (limits)
     std::printf("machine: %s; read bandwidth %s GB/s (1 thread) .. %s GB/s (%zu threads); FP32 peak %s GFLOP/s per core (%s); int8 %s GOP/s per core (%s)\n",
@@ -347,9 +358,9 @@ void print_json(const std::string& name, const ModelCost& cost, const std::vecto
         "  {\"model\": \"%s\", \"size_bytes\": %.0f, \"params\": %.0f, \"threads\": %d, \"test\": \"%s\", "
         "\"tokens_per_s\": %.4f, \"stddev\": %.4f, \"ttft_ms\": %.4f, \"p50_ms\": %.4f, \"p90_ms\": %.4f, "
         "\"p99_ms\": %.4f, \"gbps\": %.4f, \"bandwidth_fraction\": %.4f, \"gflops\": %.4f, \"peak_fraction\": %.4f, "
-        "%s, %s}%s\n",
+        "\"tokens_on_fewer_threads\": %d, %s, %s}%s\n",
         name.c_str(), cost.file_bytes, cost.params, r.threads, r.test.c_str(), r.tokens_per_s, r.spread, r.ttft_ms,
-        r.p50_ms, r.p90_ms, r.p99_ms, r.gbps, r.bw_fraction, r.gflops, r.peak_fraction,
+        r.p50_ms, r.p90_ms, r.p99_ms, r.gbps, r.bw_fraction, r.gflops, r.peak_fraction, r.tokens_on_fewer,
         json_profile_fields(r).c_str(), json_memory_fields(memory).c_str(), i + 1 < results.size() ? "," : "");
   }
   std::printf("]\n");
@@ -385,7 +396,10 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   // The probe's 2 GiB buffer is no part of the model's memory: the peak starts again after it.
   const bool peak_valid = !o.probe || reset_peak_resident();
 
-  std::unique_ptr<Model> model = load_model(entry, o.model_path);
+  std::unique_ptr<Model> model = [&] {
+    const LoadThreads load_threads(max_threads);
+    return load_model(entry, o.model_path);
+  }();
   for (int p : o.prompt_sizes)
     if (p > model->n_ctx()) throw Error("-p " + std::to_string(p) + " exceeds the context of " + std::to_string(model->n_ctx()));
   for (int n : o.gen_sizes)

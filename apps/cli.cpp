@@ -17,6 +17,7 @@
 #include "apps/logits_dump.hpp"
 #include "apps/prompt_cache.hpp"
 #include "engine/elapsed.hpp"
+#include "engine/load_threads.hpp"
 
 namespace kiln {
 
@@ -50,10 +51,13 @@ int run(int argc, char** argv, const ModelEntry& entry) {
     return 0;
   }
 
-  const auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<Model> model = load_model(entry, opt.model_path);
-  const double load_ms = ms_since(t0);
   const int wanted = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Model> model = [&] {
+    const LoadThreads load_threads(wanted);
+    return load_model(entry, opt.model_path);
+  }();
+  const double load_ms = ms_since(t0);
   Session session(*model);
   session.sequence().set_threads(wanted);
   const int threads = session.sequence().threads();

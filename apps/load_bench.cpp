@@ -16,6 +16,7 @@
 #include "engine/error.hpp"
 #include "apps/bench_stats.hpp"
 #include "apps/resident_memory.hpp"
+#include "engine/load_threads.hpp"
 
 extern char** environ;
 
@@ -93,7 +94,10 @@ std::string fixed(double v, int decimals) {
 
 int run_load_child(const ModelEntry& entry, const std::string& model_path, int threads) {
   const auto t0 = Clock::now();
-  std::unique_ptr<Model> model = load_model(entry, model_path);
+  std::unique_ptr<Model> model = [&] {
+    const LoadThreads load_threads(threads);
+    return load_model(entry, model_path);
+  }();
   const auto t1 = Clock::now();
   const std::unique_ptr<Sequence> sequence = model->new_sequence();
   sequence->set_threads(threads);

@@ -11,6 +11,7 @@
 #include "engine/error.hpp"
 #include "apps/perplexity_score.hpp"
 #include "engine/elapsed.hpp"
+#include "engine/load_threads.hpp"
 
 namespace kiln {
 
@@ -66,13 +67,16 @@ int run(int argc, char** argv, const std::string& program, const ModelEntry& ent
   // The text first: a wrong path is reported before the model is mapped.
   const std::string text = read_text_file("-f", opt.text_path, "text file");
 
-  std::unique_ptr<Model> model = load_model(entry, opt.model_path);
+  const int wanted = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::unique_ptr<Model> model = [&] {
+    const LoadThreads load_threads(wanted);
+    return load_model(entry, opt.model_path);
+  }();
   const int n_ctx = opt.n_ctx > 0 ? opt.n_ctx : model->n_ctx();
   if (n_ctx > model->n_ctx())
     throw Error("-c " + std::to_string(n_ctx) + ": larger than the context this program was compiled for (" +
                 std::to_string(model->n_ctx()) + "); recompile with a larger CTX");
   if (scored_per_chunk(n_ctx) < 1) throw Error("-c " + std::to_string(n_ctx) + ": a chunk needs at least 3 tokens");
-  const int wanted = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::unique_ptr<Sequence> sequence = model->new_sequence();
   sequence->set_threads(wanted);
 

@@ -95,7 +95,8 @@ void emit_desc(std::ostringstream& o, const ModelDesc& d) {
 
 // The timed forward pass, declared in <name>.forward.hpp and instantiated in <name>.timed.cpp.
 constexpr const char* kTimedRun =
-    "void Forward::run<kiln::Timed>(Activations&, const Weights&, std::span<const Run>, float*, int, kiln::Timed)";
+    "kiln::kernels::TeamWaits Forward::run<kiln::Timed>(Activations&, const Weights&, std::span<const Run>, float*, int, "
+    "kiln::Timed)";
 
 // The parameters of Forward::run and of Forward::layers (the same without the thread count).
 constexpr const char* kLayersParams = "(Activations& s, const Weights& w, std::span<const Run> runs, float* logits, Step step)";
@@ -133,14 +134,15 @@ std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std:
     << "// The whole forward pass over a batch of runs (one per sequence): one parallel\n"
     << "// region, then every layer in order.\n"
     << "// `step` runs each kernel call: kiln::Untimed for inference, kiln::Timed to time them.\n"
-    << "struct Forward {\n  template <class Step>\n  static void run" << kRunParams << ";\n"
+    << "struct Forward {\n  template <class Step>\n  static kiln::kernels::TeamWaits run" << kRunParams << ";\n"
     << "  template <class Step>\n  static void layers" << kLayersParams << ";\n};\n\n"
     << "// One thread runs the layers without an OpenMP team: the kernels' work-sharing\n"
     << "// loops then run serially and their barriers cost nothing, where a team of one\n"
-    << "// would still make a system call at every barrier.\n"
-    << "template <class Step>\nvoid Forward::run" << kRunParams << " {\n"
-    << "  if (threads == 1) return layers(s, w, runs, logits, step);\n"
-    << "  kiln::kernels::run_team(threads, [&] { layers(s, w, runs, logits, step); });\n}\n\n"
+    << "// would still make a system call at every barrier. Returns what a team waited\n"
+    << "// at its barriers (kernels/team_backoff.hpp).\n"
+    << "template <class Step>\nkiln::kernels::TeamWaits Forward::run" << kRunParams << " {\n"
+    << "  if (threads == 1) {\n    layers(s, w, runs, logits, step);\n    return {};\n  }\n"
+    << "  return kiln::kernels::run_team(threads, [&] { layers(s, w, runs, logits, step); });\n}\n\n"
     << "template <class Step>\nvoid Forward::layers" << kLayersParams << " {\n"
     << "  kiln::llama::embed<Config>(s, w, runs, step);\n";
   for (int l = 0; l < d.hp.n_layer; ++l)

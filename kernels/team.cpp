@@ -24,15 +24,23 @@ void TeamBarrier::wait(int threads) {
     if (sleepers_.load(std::memory_order_seq_cst) > 0) phase_.notify_all();
     return;
   }
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicroseconds);
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point arrival = Clock::now();
+  const Clock::time_point give_up = arrival + std::chrono::microseconds(kSpinMicroseconds);
   for (unsigned i = 1;; ++i) {
     if (phase_.load(std::memory_order_acquire) != phase) return;
     arch::cpu_relax();
-    if (i % 64 == 0 && std::chrono::steady_clock::now() > give_up) break;
+    if (i % 64 == 0 && Clock::now() > give_up) break;
   }
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
   while (phase_.load(std::memory_order_seq_cst) == phase) phase_.wait(phase, std::memory_order_acquire);
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  slept_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - arrival).count(),
+                      std::memory_order_relaxed);
+}
+
+TeamWaits TeamBarrier::waits() const {
+  return {static_cast<double>(slept_ns_.load(std::memory_order_relaxed)) * 1e-9};
 }
 
 }  // namespace kiln::kernels

@@ -13,7 +13,10 @@
 // set them for itself. TeamBarrier spins for kSpinMicroseconds, which covers
 // the threads of a quiet machine arriving at slightly different moments, and
 // then sleeps in the kernel (std::atomic::wait, a futex on Linux), so the
-// thread that is behind can have the core.
+// thread that is behind can have the core. The time threads spend asleep
+// there is what run_team reports (TeamWaits): how TeamBackoff
+// (kernels/team_backoff.hpp) notices that a team waits for a member another
+// process keeps off its core.
 #pragma once
 
 #include <omp.h>
@@ -22,6 +25,14 @@
 #include <cstdint>
 
 namespace kiln::kernels {
+
+// What the threads of a team waited at its barriers for a member that had
+// not arrived, counted only at the barriers where they gave up spinning and
+// slept: a member away for microseconds does not count, one that another
+// process keeps off its core for milliseconds does.
+struct TeamWaits {
+  double seconds = 0;  // summed over the threads, each from arriving at the barrier to waking
+};
 
 class TeamBarrier {
  public:
@@ -34,10 +45,14 @@ class TeamBarrier {
   // Returns once all `threads` threads of the team have called it.
   void wait(int threads);
 
+  // The waits of every thread that slept at this barrier so far.
+  TeamWaits waits() const;
+
  private:
   alignas(64) std::atomic<int> arrived_{0};
   alignas(64) std::atomic<uint32_t> phase_{0};  // rounds completed
   std::atomic<int> sleepers_{0};                // threads in phase_.wait
+  std::atomic<int64_t> slept_ns_{0};            // TeamWaits::seconds, in nanoseconds
 };
 
 namespace detail {
@@ -57,10 +72,11 @@ inline void team_barrier() {
 }
 
 // Runs f on a team of `threads` threads (an OpenMP parallel region), whose
-// kernels meet at one TeamBarrier. The team may get fewer threads than asked
-// (nested in another region, OMP_THREAD_LIMIT); the barrier counts those it has.
+// kernels meet at one TeamBarrier, and returns what they waited there. The
+// team may get fewer threads than asked (nested in another region,
+// OMP_THREAD_LIMIT); the barrier counts those it has.
 template <class F>
-void run_team(int threads, F&& f) {
+TeamWaits run_team(int threads, F&& f) {
   TeamBarrier barrier;
 #pragma omp parallel num_threads(threads)
   {
@@ -70,6 +86,7 @@ void run_team(int threads, F&& f) {
     f();
     current = outer;
   }
+  return barrier.waits();
 }
 
 }  // namespace kiln::kernels

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <new>
 
+#include "engine/load_threads.hpp"
 #include "kernels/interleave.hpp"
+#include "kernels/team.hpp"
 
 namespace kiln {
 
@@ -55,8 +57,7 @@ std::span<const uint8_t> LoadedWeights::matrix(const GgufTensor& tensor) {
   const int64_t rows = tensor.n_elements() / cols;
   const int64_t bytes = kernels::interleaved_bytes(tensor.type, rows, cols);
   void* copy = allocate(bytes);
-#pragma omp parallel
-  kernels::interleave_matrix(tensor.type, tensor.data, copy, rows, cols);
+  kernels::run_team(LoadThreads::current(), [&] { kernels::interleave_matrix(tensor.type, tensor.data, copy, rows, cols); });
   release_file_pages(tensor.data, tensor.nbytes);
   return {static_cast<const uint8_t*>(copy), static_cast<size_t>(bytes)};
 }

@@ -25,8 +25,8 @@ class LoadedWeights {
   const float* vector(const GgufTensor& tensor);
 
   // What the matmul reads for `tensor` (rows = dims[1], cols = dims[0]):
-  // its bytes in the file, or an interleaved copy made now. Call outside any
-  // parallel region (it opens its own). The one definition of that layout:
+  // its bytes in the file, or an interleaved copy made now on a team of
+  // LoadThreads::current() threads. Call outside any parallel region. The one definition of that layout:
   // weights built into a program are packed by this same call at build time
   // (models/weight_sources.hpp).
   std::span<const uint8_t> matrix(const GgufTensor& tensor);

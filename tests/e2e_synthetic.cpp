@@ -232,6 +232,31 @@ TEST_CASE("with an F16 KV cache, batched ingestion is bit-identical to token by 
   }
 }
 
+TEST_CASE("a thread count that changes from pass to pass gives the bits of one thread") {
+  // As kernels/team_backoff.hpp changes it: each pass on its own count, the
+  // KV cache written by passes on other counts.
+  std::mt19937 rng(13);
+  constexpr int kChunk = 5;
+  for (const Fixture& f : kFixtures) {
+    const std::string name = display_name(f);
+    CAPTURE(name);
+    auto model = f.load();
+    auto sequence = model->new_sequence();
+    std::vector<int32_t> ids = {1};
+    for (int i = 0; i < 60; ++i) ids.push_back(std::uniform_int_distribution<int32_t>(3, model->n_vocab() - 1)(rng));
+    sequence->set_threads(1);
+    const std::vector<float> one_thread = kiln::test::all_logits(*sequence, ids, kChunk);
+    const size_t vocab = size_t(model->n_vocab());
+    std::vector<float> changing(ids.size() * vocab);
+    for (size_t pos = 0, pass = 0; pos < ids.size(); pos += kChunk, ++pass) {
+      sequence->set_threads(static_cast<int>(1 + pass % 3), kiln::ThreadFit::Exact);
+      const int n = static_cast<int>(std::min(ids.size() - pos, size_t{kChunk}));
+      sequence->forward(ids.data() + pos, n, static_cast<int>(pos), kiln::Logits::All, changing.data() + pos * vocab);
+    }
+    CHECK(std::memcmp(changing.data(), one_thread.data(), changing.size() * sizeof(float)) == 0);
+  }
+}
+
 TEST_CASE("the reference forward pass reproduces llama.cpp's F32-attention logits") {
   // The oracle against an outside implementation, with F32 keys and values as
   // in .ref-f32kv.txt. Bounds (measured, x86-64-v3 build): F32 weights 1e-3

@@ -128,7 +128,7 @@ TEST_CASE("codegen emits one block-types struct per distinct layer type set, and
 TEST_CASE("codegen compiles the timed forward pass in a file of its own") {
   const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny())));
   const auto src = kiln::codegen::emit_model(d, {.name = "m", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32});
-  const std::string timed = "template void Forward::run<kiln::Timed>(";
+  const std::string timed = "template kiln::kernels::TeamWaits Forward::run<kiln::Timed>(";
   CHECK(src.forward.find("extern " + timed) != std::string::npos);
   CHECK(src.timed.find("#include \"m.forward.hpp\"") != std::string::npos);
   CHECK(src.timed.find("\n" + timed) != std::string::npos);

@@ -36,8 +36,9 @@ class CompiledBatch final : public kiln::SequenceBatch {
                        p.which});
       first += p.n;
     }
-    Forward::run(*activations_, model_.weights_, std::span<const Run<C>>(runs_), logits, threads_.for_tokens(first),
-                 Untimed{});
+    threads_.run(first, [&](int threads) {
+      return Forward::run(*activations_, model_.weights_, std::span<const Run<C>>(runs_), logits, threads, Untimed{});
+    });
   }
 
  private:

@@ -15,6 +15,7 @@
 
 #include "engine/error.hpp"
 #include "engine/model.hpp"
+#include "kernels/team_backoff.hpp"
 #include "models/kernel_step.hpp"
 #include "models/llama/forward.hpp"
 
@@ -28,10 +29,12 @@ class CompiledModel;
 template <class C>
 class ForwardThreads {
  public:
-  // At most the attention scratch's rows, and what OpenMP will start (OMP_THREAD_LIMIT).
+  // At most the attention scratch's rows, and what OpenMP will start
+  // (OMP_THREAD_LIMIT). Forgets what earlier passes taught the backoff.
   void set(int n, ThreadFit fit) {
     threads_ = std::clamp(n, 1, std::min(kMaxThreads, omp_get_thread_limit()));
     fit_ = fit;
+    backoff_ = {};
   }
   int threads() const { return threads_; }
 
@@ -39,19 +42,33 @@ class ForwardThreads {
   // matrix arithmetic. A team's barriers (about six per layer) cost a few
   // microseconds each, which a thread's share of under a megaflop does not
   // win back; stories260K's 0.09 MFLOP per token and layer thus runs one
-  // token on one thread and a prompt of 23 tokens or more on two.
+  // token on one thread and a prompt of 23 tokens or more on two. Fewer
+  // while the team backs off from a core another process holds
+  // (kernels/team_backoff.hpp).
   int for_tokens(int n_tokens) const {
     if (fit_ == ThreadFit::Exact) return threads_;
     constexpr int64_t kLayerFlopsPerThread = 1'000'000;
     constexpr int64_t kLayerMacsPerToken = int64_t{C::n_embd} * (2 * Activations<C>::q_dim + 2 * Activations<C>::kv_dim) +
                                            int64_t{3} * C::n_embd * C::n_ff;
     const int64_t useful = 2 * kLayerMacsPerToken * n_tokens / kLayerFlopsPerThread;
-    return static_cast<int>(std::clamp<int64_t>(useful, 1, threads_));
+    return backoff_.threads(static_cast<int>(std::clamp<int64_t>(useful, 1, threads_)),
+                            kernels::TeamBackoff::Clock::now());
+  }
+
+  // Runs pass(t) (a forward pass on t threads, returning its team's waits)
+  // on for_tokens(n_tokens) threads, and teaches the backoff what it waited.
+  template <class Pass>
+  void run(int n_tokens, Pass&& pass) {
+    const int threads = for_tokens(n_tokens);
+    const auto start = kernels::TeamBackoff::Clock::now();
+    const kernels::TeamWaits waits = pass(threads);
+    if (fit_ == ThreadFit::ByWork) backoff_.record(threads, start, kernels::TeamBackoff::Clock::now(), waits);
   }
 
  private:
   int threads_ = 1;
   ThreadFit fit_ = ThreadFit::ByWork;
+  kernels::TeamBackoff backoff_;
 };
 
 // Throws kiln::Error unless n tokens at positions [pos, pos + n) fit in a
@@ -85,7 +102,9 @@ class CompiledSequence final : public kiln::Sequence {
   void forward(const int32_t* tokens, int n, int pos, Logits which, float* logits) override {
     check_forward<C>(tokens, n, pos);
     const Run<C> run{tokens, cache_.get(), 0, n, pos, which};
-    Forward::run(*activations_, model_.weights_, {&run, 1}, logits, threads_for(n), Untimed{});
+    threads_.run(n, [&](int threads) {
+      return Forward::run(*activations_, model_.weights_, {&run, 1}, logits, threads, Untimed{});
+    });
   }
 
   KernelTimes time_kernels(const int32_t* tokens, int n, int pos, Logits which, float* logits) override {
