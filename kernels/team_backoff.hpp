@@ -6,13 +6,22 @@
 // 2-core machine with a busy loop on one core, tinyllama-1.1b Q4_0 then
 // generated at 3-5 tokens/s on two threads against 7.5-10.8 on one
 // (docs/benchmarks.md). No thread count is right for every moment, so the
-// team measures: after each pass, if its threads waited asleep for more than
-// kLateShare of the pass (per waiting thread), the passes of the next
-// backoff period run on one thread fewer, and the full count is tried again
-// after it. The period starts at kFirstBackoff and doubles, up to
-// kMaxBackoff, while the retries keep finding the team late, so a core that
-// stays busy costs one slow pass every few seconds; a retry that finds the
-// team on time resets it.
+// team measures, in two steps:
+//
+// - Suspicion: a pass whose threads waited asleep for more than kLateShare
+//   of it (per waiting thread) is late, and the passes of the next backoff
+//   period run on one thread fewer; the full count is tried again after it.
+// - Verdict: waiting is only a sign. Threads also sleep at barriers on a
+//   quiet virtual machine, when two memory-bound shares of a matrix end
+//   more than the spin apart, and there the full team is still the faster
+//   one. So the first full-team pass after a period compares the time per
+//   token the fewer threads took (passes of as many tokens as the late one)
+//   with the late pass's: if fewer threads were not faster, the suspicion
+//   was wrong, and lateness is ignored for a distrust period (kFirstDistrust,
+//   doubling to kMaxDistrust while it keeps being wrong). If they were
+//   faster, the next late pass backs off for twice as long (up to
+//   kMaxBackoff), so a core that stays busy costs one slow pass every few
+//   seconds; a retry on time resets the period.
 //
 // Only speed depends on this: a forward pass gives the same bits on any
 // number of threads, including a count that changes from pass to pass.
@@ -38,17 +47,28 @@ class TeamBackoff {
   static constexpr double kLateShare = 0.25;
   static constexpr Clock::duration kFirstBackoff = std::chrono::seconds(1);
   static constexpr Clock::duration kMaxBackoff = std::chrono::seconds(8);
+  static constexpr Clock::duration kFirstDistrust = std::chrono::seconds(15);
+  static constexpr Clock::duration kMaxDistrust = std::chrono::seconds(120);
 
   // The threads a pass that would use `wanted` runs on at `now`.
   int threads(int wanted, Clock::time_point now) const { return now < until_ ? std::min(wanted, cap_) : wanted; }
 
-  // Learns from a pass on `threads` threads that ran from `start` to `end`.
-  void record(int threads, Clock::time_point start, Clock::time_point end, const TeamWaits& waits);
+  // Learns from a pass of `n_tokens` tokens that wanted `wanted` threads,
+  // ran on `threads` (threads(wanted, start)) and lasted from `start` to `end`.
+  void record(int wanted, int threads, int n_tokens, Clock::time_point start, Clock::time_point end,
+              const TeamWaits& waits);
 
  private:
-  int cap_ = INT_MAX;                        // the threads allowed until until_
-  Clock::time_point until_{};                // end of the backoff period
-  Clock::duration backoff_ = kFirstBackoff;  // the next period's length
+  int cap_ = INT_MAX;                          // the threads allowed until until_
+  Clock::time_point until_{};                  // end of the backoff period
+  Clock::duration backoff_ = kFirstBackoff;    // the next period's length
+  Clock::time_point trust_from_{};             // lateness is ignored before this
+  Clock::duration distrust_ = kFirstDistrust;  // the next distrust period's length
+  // The open comparison: the late pass's tokens and seconds per token, and
+  // the fewer threads' seconds per token on passes of as many tokens (< 0: none yet).
+  int trial_tokens_ = 0;
+  double late_per_token_ = 0;
+  double fewer_per_token_ = -1;
 };
 
 }  // namespace kiln::kernels

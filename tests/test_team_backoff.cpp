@@ -1,5 +1,6 @@
 // kernels/team_backoff.hpp: a team that waits for a member too long runs
-// the next passes on fewer threads, and tries the full team again later.
+// the next passes on fewer threads, tries the full team again later, and
+// stops suspecting lateness for a while when fewer threads proved no faster.
 // Time is given, never read, so nothing here depends on the machine.
 #include <doctest/doctest.h>
 
@@ -11,14 +12,20 @@ using kiln::kernels::TeamBackoff;
 using kiln::kernels::TeamWaits;
 using Clock = TeamBackoff::Clock;
 using std::chrono::milliseconds;
+using std::chrono::seconds;
 
 namespace {
 
 const Clock::time_point t0 = Clock::time_point{} + std::chrono::hours(1);
 
-// A pass of 100 ms ending at `end` whose threads slept `asleep_ms` in all.
-void pass(TeamBackoff& b, int threads, Clock::time_point end, int asleep_ms) {
-  b.record(threads, end - milliseconds(100), end, TeamWaits{asleep_ms * 1e-3});
+// A one-token pass of `ms` milliseconds ending at `end`, on the threads the
+// backoff allows out of `wanted`, whose threads slept `asleep_ms` in all.
+// Returns the threads it ran on.
+int pass(TeamBackoff& b, int wanted, Clock::time_point end, int asleep_ms, int ms = 100) {
+  const Clock::time_point start = end - milliseconds(ms);
+  const int threads = b.threads(wanted, start);
+  b.record(wanted, threads, 1, start, end, TeamWaits{asleep_ms * 1e-3});
+  return threads;
 }
 
 }  // namespace
@@ -32,42 +39,74 @@ TEST_CASE("a team that waits little keeps its threads") {
   CHECK(b.threads(4, t0 + milliseconds(1)) == 4);
 }
 
-TEST_CASE("a late team runs on one thread fewer for a period that doubles while retries are late") {
+TEST_CASE("a late team runs on one thread fewer for a period that doubles while fewer threads are faster") {
   TeamBackoff b;
-  pass(b, 2, t0, 40);
+  CHECK(pass(b, 2, t0, 40) == 2);  // late
   CHECK(b.threads(2, t0 + milliseconds(999)) == 1);
   CHECK(b.threads(1, t0 + milliseconds(999)) == 1);
-  CHECK(b.threads(2, t0 + milliseconds(1000)) == 2);  // the retry
-  pass(b, 1, t0 + milliseconds(500), 0);              // passes on one thread teach nothing
-  const Clock::time_point retry = t0 + milliseconds(1000);
-  pass(b, 2, retry, 60);  // late again: two seconds now
+  CHECK(pass(b, 2, t0 + milliseconds(500), 0, 60) == 1);  // fewer threads: faster than the late pass
+  const Clock::time_point retry = t0 + milliseconds(1100);
+  CHECK(pass(b, 2, retry, 60) == 2);  // the retry, late again: two seconds now
   CHECK(b.threads(2, retry + milliseconds(1999)) == 1);
   CHECK(b.threads(2, retry + milliseconds(2000)) == 2);
   Clock::time_point end = retry;
-  Clock::duration period = std::chrono::seconds(2);
+  Clock::duration period = seconds(2);
   for (int i = 0; i < 6; ++i) {  // 4, 8, then 8 seconds at most
-    end += period;
-    pass(b, 2, end, 90);
+    CHECK(pass(b, 2, end + period / 2, 0, 60) == 1);
+    end += period + milliseconds(100);
+    CHECK(pass(b, 2, end, 90) == 2);
     period = std::min<Clock::duration>(2 * period, TeamBackoff::kMaxBackoff);
     CHECK(b.threads(2, end + period - milliseconds(1)) == 1);
     CHECK(b.threads(2, end + period) == 2);
   }
 }
 
-TEST_CASE("a retry on time resets the period, and a large team steps down one thread at a time") {
+TEST_CASE("when fewer threads prove no faster, lateness is ignored for a period that doubles") {
+  TeamBackoff b;
+  CHECK(pass(b, 2, t0, 40) == 2);  // late: suspected
+  CHECK(pass(b, 2, t0 + milliseconds(500), 0, 150) == 1);  // but one thread is slower
+  Clock::time_point end = t0 + milliseconds(1100);
+  CHECK(pass(b, 2, end, 40) == 2);  // late again, but the verdict was: wrong
+  CHECK(b.threads(2, end + milliseconds(1)) == 2);
+  CHECK(pass(b, 2, end + seconds(14), 40) == 2);  // still distrusted
+  CHECK(b.threads(2, end + seconds(14) + milliseconds(1)) == 2);
+  end += TeamBackoff::kFirstDistrust;
+  CHECK(pass(b, 2, end, 40) == 2);  // trusted again: backs off
+  CHECK(b.threads(2, end + milliseconds(1)) == 1);
+  CHECK(pass(b, 2, end + milliseconds(500), 0, 150) == 1);  // wrong again
+  end += seconds(1) + milliseconds(100);
+  CHECK(pass(b, 2, end, 40) == 2);
+  CHECK(b.threads(2, end + 2 * TeamBackoff::kFirstDistrust - milliseconds(1)) == 2);
+  CHECK(pass(b, 2, end + 2 * TeamBackoff::kFirstDistrust - milliseconds(1), 40) == 2);  // distrust doubled
+  CHECK(b.threads(2, end + 2 * TeamBackoff::kFirstDistrust) == 2);
+  CHECK(pass(b, 2, end + 2 * TeamBackoff::kFirstDistrust + milliseconds(100), 40) == 2);
+  CHECK(b.threads(2, end + 2 * TeamBackoff::kFirstDistrust + milliseconds(101)) == 1);
+}
+
+TEST_CASE("a retry on time resets the period, and a large team steps down one thread") {
   TeamBackoff b;
   pass(b, 2, t0, 40);
-  pass(b, 2, t0 + std::chrono::seconds(1), 40);  // period now 4 s
-  pass(b, 2, t0 + std::chrono::seconds(3), 10);  // the retry is on time
-  CHECK(b.threads(2, t0 + std::chrono::seconds(3)) == 2);
-  pass(b, 2, t0 + std::chrono::seconds(4), 40);  // late: back to the first period
-  CHECK(b.threads(2, t0 + std::chrono::seconds(4) + TeamBackoff::kFirstBackoff - milliseconds(1)) == 1);
-  CHECK(b.threads(2, t0 + std::chrono::seconds(4) + TeamBackoff::kFirstBackoff) == 2);
+  pass(b, 2, t0 + milliseconds(500), 0, 50);
+  pass(b, 2, t0 + seconds(1) + milliseconds(100), 40);  // period now 4 s (fewer threads were faster)
+  CHECK(b.threads(2, t0 + seconds(3)) == 1);
+  pass(b, 2, t0 + seconds(6), 10);  // the retry is on time
+  CHECK(b.threads(2, t0 + seconds(6)) == 2);
+  pass(b, 2, t0 + seconds(7), 40);  // late: back to the first period
+  CHECK(b.threads(2, t0 + seconds(7) + TeamBackoff::kFirstBackoff - milliseconds(1)) == 1);
+  CHECK(b.threads(2, t0 + seconds(7) + TeamBackoff::kFirstBackoff) == 2);
 
   TeamBackoff big;
   pass(big, 8, t0, 200);  // seven waiting threads, 29 ms each
   CHECK(big.threads(8, t0) == 7);
   CHECK(big.threads(3, t0) == 3);  // a smaller pass is not held to the cap
-  pass(big, 7, t0 + milliseconds(100), 200);
-  CHECK(big.threads(8, t0 + milliseconds(100)) == 6);
+}
+
+TEST_CASE("passes of another size do not decide the verdict") {
+  TeamBackoff b;
+  pass(b, 2, t0, 40);  // a late one-token pass
+  const Clock::time_point start = t0 + milliseconds(100);
+  b.record(2, 1, 64, start, start + milliseconds(640), TeamWaits{});  // a 64-token prompt on one thread: 10 ms a token
+  const Clock::time_point retry = t0 + milliseconds(1100);
+  CHECK(pass(b, 2, retry, 40) == 2);  // no comparable pass: no verdict, so it backs off again (2 s)
+  CHECK(b.threads(2, retry + milliseconds(1999)) == 1);
 }

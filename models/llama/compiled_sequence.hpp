@@ -47,25 +47,31 @@ class ForwardThreads {
   // (kernels/team_backoff.hpp).
   int for_tokens(int n_tokens) const {
     if (fit_ == ThreadFit::Exact) return threads_;
-    constexpr int64_t kLayerFlopsPerThread = 1'000'000;
-    constexpr int64_t kLayerMacsPerToken = int64_t{C::n_embd} * (2 * Activations<C>::q_dim + 2 * Activations<C>::kv_dim) +
-                                           int64_t{3} * C::n_embd * C::n_ff;
-    const int64_t useful = 2 * kLayerMacsPerToken * n_tokens / kLayerFlopsPerThread;
-    return backoff_.threads(static_cast<int>(std::clamp<int64_t>(useful, 1, threads_)),
-                            kernels::TeamBackoff::Clock::now());
+    return backoff_.threads(by_work(n_tokens), kernels::TeamBackoff::Clock::now());
   }
 
   // Runs pass(t) (a forward pass on t threads, returning its team's waits)
   // on for_tokens(n_tokens) threads, and teaches the backoff what it waited.
   template <class Pass>
   void run(int n_tokens, Pass&& pass) {
-    const int threads = for_tokens(n_tokens);
+    const int wanted = by_work(n_tokens);
     const auto start = kernels::TeamBackoff::Clock::now();
+    const int threads = fit_ == ThreadFit::Exact ? threads_ : backoff_.threads(wanted, start);
     const kernels::TeamWaits waits = pass(threads);
-    if (fit_ == ThreadFit::ByWork) backoff_.record(threads, start, kernels::TeamBackoff::Clock::now(), waits);
+    if (fit_ == ThreadFit::ByWork)
+      backoff_.record(wanted, threads, n_tokens, start, kernels::TeamBackoff::Clock::now(), waits);
   }
 
  private:
+  // The ThreadFit::ByWork count, before any backoff.
+  int by_work(int n_tokens) const {
+    constexpr int64_t kLayerFlopsPerThread = 1'000'000;
+    constexpr int64_t kLayerMacsPerToken = int64_t{C::n_embd} * (2 * Activations<C>::q_dim + 2 * Activations<C>::kv_dim) +
+                                           int64_t{3} * C::n_embd * C::n_ff;
+    const int64_t useful = 2 * kLayerMacsPerToken * n_tokens / kLayerFlopsPerThread;
+    return static_cast<int>(std::clamp<int64_t>(useful, 1, threads_));
+  }
+
   int threads_ = 1;
   ThreadFit fit_ = ThreadFit::ByWork;
   kernels::TeamBackoff backoff_;
