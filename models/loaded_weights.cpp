@@ -5,8 +5,8 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
+#include "engine/huge_pages.hpp"
 #include "engine/load_threads.hpp"
 #include "kernels/interleave.hpp"
 #include "kernels/team.hpp"
@@ -29,19 +29,12 @@ void release_file_pages(const void* p, uint64_t n) {
 
 void LoadedWeights::FreeAligned::operator()(void* p) const { std::free(p); }
 
-// Copies of 2 MB and more start on a 2 MB boundary and ask for 2 MB pages
-// over their whole 2 MB stretches (the tail keeps small pages, so no page
-// holds memory past the copy): writing them then faults once per 2 MB, not
-// per 4 KB, and the matmul reading them misses the TLB as rarely. Measured
-// on stories110m Q8_0 from its GGUF: 30,700 -> 24,500 page faults, load()
-// 0.95 -> 0.82 s on one thread (most of its matrices are under 2 MB).
+// Copies are on 2 MB pages where they are 2 MB or more (engine/huge_pages.hpp).
+// Measured on stories110m Q8_0 from its GGUF: 30,700 -> 24,500 page faults,
+// load() 0.95 -> 0.82 s on one thread (most of its matrices are under 2 MB).
 void* LoadedWeights::allocate(int64_t bytes) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  const size_t size = static_cast<size_t>((bytes + 63) / 64 * 64);
-  void* copy = nullptr;  // posix_memalign: unlike aligned_alloc, the size need not be a multiple of the alignment
-  if (posix_memalign(&copy, size >= kHuge ? kHuge : 64, size) != 0) throw std::bad_alloc();
+  void* copy = allocate_large(static_cast<size_t>(bytes));
   copies_.emplace_back(copy);
-  if (size >= kHuge) madvise(copy, size / kHuge * kHuge, MADV_HUGEPAGE);
   return copy;
 }
 

@@ -13,7 +13,16 @@ requests. Works against llama-server too (it counts streamed chunks where a
 server sends no usage; a request that a server ends with an error event
 counts the tokens that came, and the table says how many were so ended).
 
-  scripts/serve_bench.py --port 8080 [--prompt TEXT] [-n 128] [-r 5] [--concurrency 1,2,4,8]
+With --system-prompt WORDS: what a long prefix that requests share (a system
+prompt of that many words) costs in time to first token. Each of -r rounds
+sends, one after another, a question of its own (i) alone, (ii) after a
+system prompt that starts differently each time (computed in full), and
+(iii) after the same system prompt every time (sent once before the
+rounds); prints each kind's median TTFT and prompt tokens, and (iii)
+against (i). Since the kinds alternate, (iii) finds its prefix in the
+server's prefix cache rather than in the slot it just used.
+
+  scripts/serve_bench.py --port 8080 [--prompt TEXT] [-n 128] [-r 5] [--concurrency 1,2,4,8 | --system-prompt 750]
 """
 import argparse
 import http.client
@@ -53,6 +62,7 @@ def run(port, prompt, n):
     generated = final["usage"]["completion_tokens"] if final else chunks
     timings = final.get("timings", {})
     return {
+        "prompt_tokens": final["usage"]["prompt_tokens"] if final else float("nan"),
         "ttft_ms": 1000 * (first - start),
         # Tokens after the first, over the time after it (as the CLI's generation rate).
         "tokens_per_s": (generated - 1) / (last - first) if last > first else 0.0,
@@ -101,6 +111,39 @@ def concurrent(port, prompt, n, clients, requests):
     }
 
 
+# Words for a system prompt of any length that reads like text (a fixed
+# sequence, so that every run and every server sees the same one).
+WORDS = ("you are a helpful assistant who answers questions about the weather in short and friendly sentences "
+         "always check the facts first and say so when you do not know something give the temperature in degrees "
+         "and mention rain wind and snow where they matter keep every answer under three lines").split()
+
+
+def system_prompt(words):
+    return " ".join(WORDS[(7 * i) % len(WORDS)] for i in range(words)) + "\n"
+
+
+def repeated_prefix(port, question, n, words, rounds):
+    """TTFT of a question alone, after a new system prompt, and after the same one."""
+    shared = system_prompt(words)
+    run(port, shared + "warm-up " + question, n)
+    kinds = {"alone": [], "new system prompt": [], "repeated system prompt": []}
+    for i in range(rounds):
+        q = f"Question {i}: {question}"
+        kinds["alone"].append(run(port, q, n))
+        kinds["new system prompt"].append(run(port, f"Round {i}. " + shared + q, n))
+        kinds["repeated system prompt"].append(run(port, shared + q, n))
+    print("| requests | prompt tokens | TTFT (median) | server prompt ms (median) |")
+    print("|---|---:|---:|---:|")
+    med = {}
+    for kind, runs in kinds.items():
+        med[kind] = statistics.median(r["ttft_ms"] for r in runs)
+        tokens = statistics.median(r["prompt_tokens"] for r in runs)
+        prompt_ms = statistics.median(r["server_prompt_ms"] for r in runs)
+        print(f"| {kind} | {tokens:.0f} | {med[kind]:.1f} ms | {prompt_ms:.1f} |")
+    extra = 100 * (med["repeated system prompt"] / med["alone"] - 1)
+    print(f"the repeated system prompt adds {extra:+.1f} % to the time to first token ({rounds} rounds)")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--port", type=int, default=8080)
@@ -108,8 +151,11 @@ def main():
     p.add_argument("-n", type=int, default=128)
     p.add_argument("-r", type=int, default=5)
     p.add_argument("--concurrency", help="comma-separated client counts, e.g. 1,2,4,8")
+    p.add_argument("--system-prompt", type=int, metavar="WORDS", help="measure a repeated system prompt of WORDS words")
     a = p.parse_args()
     run(a.port, "warm-up " + a.prompt, a.n)
+    if a.system_prompt:
+        return repeated_prefix(a.port, a.prompt, a.n, a.system_prompt, a.r)
     if a.concurrency:
         print("| streams | aggregate tokens/s | TTFT p50 | TTFT p99 | per stream tokens/s (median) | tokens | ended by an error |")
         print("|---:|---:|---:|---:|---:|---:|---:|")

@@ -9,96 +9,28 @@
 #include <doctest/doctest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <fstream>
-#include <regex>
 #include <sstream>
 #include <thread>
 
 #include "apps/server/stop_text.hpp"
 #include "kiln_test_stories260K.hpp"
 #include "tests/run_process.hpp"
-#include "tests/temp_folder.hpp"
-
-extern char** environ;
+#include "tests/server_process.hpp"
 
 using nlohmann::json;
+using kiln::test::get;
+using kiln::test::post;
+using kiln::test::Reply;
 using kiln::test::run_process;
 
 namespace {
 
 const std::string kPrompt = "Once upon a time";
 
-// The server program, started with `args` on a free port; stopped with
-// SIGTERM at the end, which it must survive to exit with status 0.
-class Server {
- public:
-  explicit Server(std::vector<std::string> args) : log_("server-" + std::to_string(++count_)) {
-    std::vector<std::string> argv = {SERVER_BIN, "--port", "0", "-t", "1"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> c_args;
-    for (auto& a : argv) c_args.push_back(a.data());
-    c_args.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, log_.file("stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    REQUIRE(posix_spawn(&pid_, c_args[0], &actions, nullptr, c_args.data(), environ) == 0);
-    posix_spawn_file_actions_destroy(&actions);
-    // The port it took is in its first line: "...: listening on http://127.0.0.1:PORT (...".
-    const std::regex listening("listening on http://127\\.0\\.0\\.1:([0-9]+)");
-    for (int i = 0; i < 600 && port_ == 0; ++i) {
-      std::smatch m;
-      const std::string err = stderr_text();
-      if (std::regex_search(err, m, listening)) port_ = std::stoi(m[1]);
-      else std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    REQUIRE_MESSAGE(port_ != 0, "the server did not start: " << stderr_text());
-  }
-  ~Server() {
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    CHECK_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), "the server did not stop cleanly: " << stderr_text());
-  }
-
-  httplib::Client client() const {
-    httplib::Client c("127.0.0.1", port_);
-    c.set_read_timeout(60, 0);
-    return c;
-  }
-  std::string stderr_text() const {
-    std::ifstream in(log_.file("stderr"));
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  }
-
- private:
-  static inline int count_ = 0;
-  kiln::test::TempFolder log_;
-  pid_t pid_ = 0;
-  int port_ = 0;
+struct Server : kiln::test::ServerProcess {
+  explicit Server(std::vector<std::string> args) : ServerProcess(SERVER_BIN, std::move(args)) {}
 };
-
-struct Reply {
-  int status = 0;
-  json body;
-};
-
-Reply post(const Server& server, const std::string& path, const std::string& body, const httplib::Headers& headers = {}) {
-  auto res = server.client().Post(path, headers, body, "application/json");
-  REQUIRE(res);
-  return {res->status, json::parse(res->body)};
-}
-
-Reply get(const Server& server, const std::string& path, const httplib::Headers& headers = {}) {
-  auto res = server.client().Get(path, headers);
-  REQUIRE(res);
-  return {res->status, json::parse(res->body)};
-}
 
 // The "data: ..." events of a stream, up to and without "[DONE]", which must end it.
 std::vector<json> stream(const Server& server, const std::string& path, json body) {

@@ -5,8 +5,6 @@
 #include <cstdio>
 
 #include "engine/chat/chat_prompt.hpp"
-#include "engine/error.hpp"
-#include "apps/cli_chat.hpp"
 #include "apps/server/stop_text.hpp"
 #include "engine/elapsed.hpp"
 
@@ -43,8 +41,9 @@ CompletionEvent EventQueue::pop() {
 // A slot's own state: its session, the chat text its cache stands for, and
 // the request it generates for (none when idle).
 struct CompletionRunner::Slot {
-  explicit Slot(const Model& model) : session(model) {}
+  Slot(const Model& model, int i) : session(model), index(i) {}
   Session session;
+  int index;
   // The rendered chat text the session's tokens stand for (the last chat's
   // prompt and reply); empty when they stand for none (after a plain
   // completion, a cancelled request, an error).
@@ -63,17 +62,18 @@ struct CompletionRunner::Generation {
   std::string rendered;  // a chat's prompt text
   std::string reply;     // the text of every generated token, stop strings included
   CompletionResult result;
+  int from_cache = 0;          // of the prompt tokens reused, those the prefix cache gave (for the log)
   int32_t not_ingested = -1;  // the last generated token, once sampled
   bool done = false;          // Done is sent; only not_ingested is left to ingest
   int widest_step = 1;        // the most sequences a step of this request's computed together (for the log)
   std::chrono::steady_clock::time_point first_token;
 };
 
-CompletionRunner::CompletionRunner(const Model& model, chat::ChatTemplate chat_template, int threads, int n_slots)
-    : model_(model), template_(std::move(chat_template)), batch_(model),
-      per_pass_(std::min(size_t(n_slots), size_t(model.max_batch()))) {
+CompletionRunner::CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes)
+    : model_(model), batch_(model), per_pass_(std::min(size_t(n_slots), size_t(model.max_batch()))) {
+  if (cache_bytes > 0) store_.emplace(cache_bytes);
   for (int i = 0; i < n_slots; ++i) {
-    slots_.push_back(std::make_unique<Slot>(model));
+    slots_.push_back(std::make_unique<Slot>(model, i));
     slots_.back()->session.sequence().set_threads(threads);
   }
   batch_.batch().set_threads(threads);
@@ -86,6 +86,39 @@ CompletionRunner::~CompletionRunner() = default;
 
 bool CompletionRunner::busy(int slot) const { return slots_[size_t(slot)]->job != nullptr; }
 
+size_t CompletionRunner::cached(int slot) const { return slots_[size_t(slot)]->session.tokens().size(); }
+
+size_t CompletionRunner::reusable(int slot_index, const Job& job) const {
+  const Slot& slot = *slots_[size_t(slot_index)];
+  if (continues_chat(slot, job)) return slot.session.tokens().size();
+  return common_prefix_length(slot.session.tokens(), job.prompt.tokens);
+}
+
+// A plain completion's rendered text is empty, and so never goes on from one.
+bool CompletionRunner::continues_chat(const Slot& slot, const Job& job) {
+  return chat::extends_text(job.prompt.rendered, slot.session_text);
+}
+
+std::vector<int32_t> CompletionRunner::slot_prompt(const Slot& slot, const Job& job) const {
+  if (!continues_chat(slot, job)) return job.prompt.tokens;
+  std::vector<int32_t> prompt = slot.session.tokens();
+  chat::extend_rendered(model_.tokenizer(), job.prompt.rendered, slot.session_text, prompt);
+  check_request_fits(model_, job.request, prompt.size());
+  return prompt;
+}
+
+size_t CompletionRunner::seed(Slot& slot, std::span<const int32_t> prompt) {
+  if (!store_) return 0;
+  const size_t own = common_prefix_length(slot.session.tokens(), prompt);
+  // Taken before seeding overwrites the cache, stored after, so that storing
+  // it cannot evict the entry that seeds this prompt.
+  std::optional<SessionState> displaced;
+  if (own < slot.session.tokens().size()) displaced = slot.session.snapshot();
+  const size_t seeded = store_->seed(slot.session, prompt);
+  if (displaced) store_->put(std::move(*displaced));
+  return seeded > own ? seeded : 0;
+}
+
 void CompletionRunner::start(int slot_index, Job& job) {
   Slot& slot = *slots_[size_t(slot_index)];
   if (job.cancelled) {  // the client left while the request waited
@@ -93,9 +126,8 @@ void CompletionRunner::start(int slot_index, Job& job) {
     return;
   }
   std::vector<int32_t> prompt;
-  std::string rendered;
   try {
-    prompt = prompt_tokens(slot, job.request, rendered);
+    prompt = slot_prompt(slot, job);
   } catch (const RequestError& e) {
     job.events.push(error_event(e.status, e.what()));
     return;
@@ -109,13 +141,15 @@ void CompletionRunner::start(int slot_index, Job& job) {
   try {
     slot.generation = std::make_unique<Generation>(model_, job.request);
     Generation& g = *slot.generation;
-    g.rendered = std::move(rendered);
+    g.rendered = job.prompt.rendered.str();
     g.result.prompt_tokens = static_cast<int>(prompt.size());
     g.result.finish_reason = "length";
     const auto t0 = std::chrono::steady_clock::now();
+    const size_t from_cache = seed(slot, prompt);
     const std::span<const float> logits = slot.session.ingest_prompt(prompt);
     g.result.prompt_ms = ms_since(t0);
     g.result.cached_tokens = slot.session.last_reused();
+    g.from_cache = std::min(static_cast<int>(from_cache), g.result.cached_tokens);
     // The reply's text as it reads after the prompt (SentencePiece drops a
     // leading space only at the start of a text).
     for (int32_t t : prompt) {
@@ -129,34 +163,6 @@ void CompletionRunner::start(int slot_index, Job& job) {
     slot.job = nullptr;
     slot.generation.reset();
   }
-}
-
-std::vector<int32_t> CompletionRunner::prompt_tokens(Slot& slot, const CompletionRequest& r, std::string& rendered) {
-  const Tokenizer& tok = model_.tokenizer();
-  std::vector<int32_t> prompt;
-  if (r.endpoint == Endpoint::ChatCompletions) {
-    chat::Array messages;
-    for (const ChatMessage& m : r.messages) messages.push_back(chat::chat_message(m.role, m.content));
-    chat::Text text;
-    try {
-      text = template_.render(chat::reply_inputs(tok, std::move(messages), local_now()));
-    } catch (const Error& e) {  // the template refused the conversation (raise_exception) or could not render it
-      throw RequestError(400, std::string("the chat template cannot render these messages: ") + e.what(), "messages");
-    }
-    if (!slot.session_text.empty()) prompt = slot.session.tokens();
-    chat::extend_rendered(tok, text, slot.session_text, prompt);
-    rendered = text.str();
-  } else {
-    // Special-token text in a prompt is read as that token, as llama.cpp and the program's -p do.
-    prompt = tok.encode(r.prompt, /*add_special=*/true, /*parse_special=*/true);
-  }
-  if (prompt.empty()) throw RequestError(400, "the prompt encodes to no tokens", "prompt");
-  try {
-    check_prompt_fits(model_, prompt.size());
-  } catch (const Error& e) {
-    throw RequestError(400, e.what(), r.endpoint == Endpoint::ChatCompletions ? "messages" : "prompt");
-  }
-  return prompt;
 }
 
 void CompletionRunner::step() {
@@ -229,10 +235,12 @@ void CompletionRunner::finish(Slot& slot) {
   if (!out.empty()) job.events.push(CompletionEvent{CompletionEvent::Kind::Text, out, {}, 200});
   if (g.stop.stopped()) g.result.finish_reason = "stop";
   if (g.result.completion_tokens > 0) g.result.generation_ms = ms_since(g.first_token);
-  std::fprintf(stderr, "%s: %d prompt tokens, %d reused, %d computed in %.2f ms; %d generated in %.2f ms, in steps of up to "
-               "%d sequences; %s%s\n",
-               r.endpoint == Endpoint::ChatCompletions ? "chat" : "completion", g.result.prompt_tokens,
-               g.result.cached_tokens, g.result.prompt_tokens - g.result.cached_tokens, g.result.prompt_ms,
+  const std::string from_cache =
+      g.from_cache > 0 ? " (" + std::to_string(g.from_cache) + " from the prefix cache)" : std::string();
+  std::fprintf(stderr, "slot %d: %s: %d prompt tokens, %d reused%s, %d computed in %.2f ms; %d generated in %.2f ms, in "
+               "steps of up to %d sequences; %s%s\n",
+               slot.index, r.endpoint == Endpoint::ChatCompletions ? "chat" : "completion", g.result.prompt_tokens,
+               g.result.cached_tokens, from_cache.c_str(), g.result.prompt_tokens - g.result.cached_tokens, g.result.prompt_ms,
                g.result.completion_tokens, g.result.generation_ms, g.widest_step, g.result.finish_reason.c_str(),
                job.cancelled ? " (client gone)" : "");
   job.events.push(CompletionEvent{CompletionEvent::Kind::Done, "", g.result, 200});

@@ -1,6 +1,6 @@
-// Requests' generations on the model, as the server's worker runs them: the
-// prompt as tokens (a chat rendered with the model's template), ingestion that
-// keeps what a slot's KV cache already holds, sampling until an
+// Requests' generations on the model, as the server's worker runs them:
+// ingestion of the prompt that keeps what a slot's KV cache already holds or
+// the prefix cache (a PrefixStore) has, sampling until an
 // end-of-generation token, max_tokens, a stop string or a full context, with
 // the next tokens of all slots computed in one batched pass, and the text sent
 // on in whole UTF-8 characters. The request's HTTP thread reads the events.
@@ -12,14 +12,17 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
-#include "engine/chat/chat_template.hpp"
 #include "engine/model.hpp"
+#include "engine/session/prefix_store.hpp"
 #include "engine/session/session.hpp"
 #include "engine/session/session_batch.hpp"
 #include "apps/server/openai_request.hpp"
+#include "apps/server/request_prompt.hpp"
 
 namespace kiln {
 
@@ -55,6 +58,7 @@ class EventQueue {
 
 struct Job {
   CompletionRequest request;
+  RequestPrompt prompt;  // made before the job is submitted (request_prompt)
   EventQueue events;
   std::atomic<bool> cancelled{false};  // the client went away: stop at the next token
 };
@@ -70,6 +74,15 @@ class SlotWorker {
   virtual void step() = 0;
   // Whether the slot still works on its job (false: idle again).
   virtual bool busy(int slot) const = 0;
+
+  // For steering a waiting job (SlotScheduler): how many tokens idle slot
+  // `slot` holds, and how many of them start() would keep for `job`. The
+  // scheduler calls these under its lock from any thread, for idle slots
+  // only. That is safe because the worker writes a slot only from start()
+  // until busy() turns false, and the scheduler sees a slot idle only after
+  // that and admits into it under the same lock.
+  virtual size_t cached(int slot) const = 0;
+  virtual size_t reusable(int slot, const Job& job) const = 0;
 };
 
 // Runs jobs on a model in slots, each with a Session of its own (KV cache and
@@ -78,31 +91,50 @@ class SlotWorker {
 // stands for is remembered too, so a request that repeats the slot's previous
 // conversation (reply included, as the client got it) and adds a turn keeps
 // every earlier token, generated ones included, and tokenizes only the new
-// turn, as -cnv does. A new request's prompt is ingested when it starts; then
+// turn, as -cnv does. With a prefix cache, a slot's context that a new
+// request would overwrite is put in it first, and a request is seeded from
+// it when it holds a longer prefix of the prompt than the slot does, so a
+// prompt that starts like one served before, in any slot, computes only the
+// rest (within the cache's byte budget; least recently used entries go
+// first). A chat seeded so shares its tokens as tokenized afresh: where a
+// generated reply's tokens differ from its text's, reuse stops there. A new
+// request's prompt is ingested when it starts; then
 // each step() is one batched forward pass (SessionBatch) over the next token
 // of every generating slot, so N requests read the weights once per token,
 // not N times. Each request's tokens are those of a solo run: batching does
 // not change a sequence's logits.
 class CompletionRunner final : public SlotWorker {
  public:
-  // The forward passes run on `threads` threads.
-  CompletionRunner(const Model& model, chat::ChatTemplate chat_template, int threads, int n_slots);
+  // The forward passes run on `threads` threads; the prefix cache holds up
+  // to cache_bytes (0: no prefix cache).
+  CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes);
   ~CompletionRunner() override;
   int threads() const { return batch_.batch().threads(); }
 
   // Pushes Started, or one Error and stays idle; ingests the prompt and samples the first token. Never throws.
   void start(int slot, Job& job) override;
   // Pushes the text of each slot's next token, and Done with a log line on
-  // stderr (prompt tokens, how many were reused and computed, tokens
-  // generated) when its request ends. Never throws.
+  // stderr (the slot, prompt tokens, how many were reused, from the prefix
+  // cache among them, and computed, tokens generated) when its request ends.
+  // Never throws.
   void step() override;
   bool busy(int slot) const override;
+  size_t cached(int slot) const override;
+  size_t reusable(int slot, const Job& job) const override;
 
  private:
   struct Slot;
   struct Generation;
 
-  std::vector<int32_t> prompt_tokens(Slot& slot, const CompletionRequest& r, std::string& rendered);
+  // Whether the job's chat goes on from the conversation the slot's cache holds.
+  static bool continues_chat(const Slot& slot, const Job& job);
+  // The job's prompt as this slot computes it: a chat that goes on from the
+  // slot's conversation keeps its tokens and tokenizes only the added text.
+  std::vector<int32_t> slot_prompt(const Slot& slot, const Job& job) const;
+  // Before the slot takes `prompt`: puts what its context would lose in the
+  // prefix cache and seeds it from there (PrefixStore::seed). Returns how many
+  // leading prompt tokens came from the cache (0: none).
+  size_t seed(Slot& slot, std::span<const int32_t> prompt);
   // Samples from the logits of the slot's last token and sends its text on; finishes the request when it ends.
   void advance(Slot& slot, const float* logits);
   void finish(Slot& slot);
@@ -110,8 +142,8 @@ class CompletionRunner final : public SlotWorker {
   void release(Slot& slot);
 
   const Model& model_;
-  chat::ChatTemplate template_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::optional<PrefixStore> store_;  // the prefix cache; none with --cache-ram 0
   SessionBatch batch_;
   size_t per_pass_;                        // slots one forward pass takes: at most max_batch()
   std::vector<SessionBatch::Part> parts_;  // of one forward pass, sized once

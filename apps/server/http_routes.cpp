@@ -6,6 +6,7 @@
 
 #include "engine/model.hpp"
 #include "apps/server/openai_response.hpp"
+#include "apps/server/request_prompt.hpp"
 #include "apps/server/server_options.hpp"
 #include "apps/server/slot_scheduler.hpp"
 
@@ -76,6 +77,7 @@ void complete(const ServerContext& ctx, const httplib::Request& req, httplib::Re
   auto job = std::make_shared<Job>();
   try {
     job->request = parse_completion_request(req.body, endpoint);
+    job->prompt = request_prompt(ctx.model, ctx.chat_template, job->request);
   } catch (const RequestError& e) {
     return send_error(res, e.status, e.what(), e.param);
   }

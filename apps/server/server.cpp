@@ -2,9 +2,11 @@
 
 #include <httplib.h>
 #include <pthread.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <thread>
 
@@ -65,7 +67,8 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   chat::ChatTemplate chat_template = load_chat_template(*model, opt.chat_template_file);
   const std::string template_name = chat_template.name();
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  CompletionRunner runner(*model, std::move(chat_template), threads, opt.parallel);
+  const size_t cache_bytes = cache_ram_bytes(opt);
+  CompletionRunner runner(*model, threads, opt.parallel, cache_bytes);
   SlotScheduler scheduler(opt.parallel, runner);
 
   httplib::Server server;
@@ -73,12 +76,24 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   // while it waits for the worker, and a few more keep /health answering.
   const size_t http_threads = std::max<size_t>(8, static_cast<size_t>(opt.parallel) + 4);
   server.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
-  const ServerContext context{*model, opt, scheduler, opt.alias.empty() ? name : opt.alias, template_name};
+  const ServerContext context{*model, opt, scheduler, chat_template, opt.alias.empty() ? name : opt.alias, template_name};
   add_routes(server, context);
+  // cpp-httplib listens with a backlog of 5 connections, so many clients
+  // connecting at once overflow it and some lose their request; listening
+  // again on the bound socket (which Linux allows) makes the queue longer.
+  int listening = -1;
+  server.set_socket_options([&listening](int sock) {
+    httplib::default_socket_options(sock);
+    listening = sock;
+  });
   const int port = opt.port == 0 ? server.bind_to_any_port(opt.host) : (server.bind_to_port(opt.host, opt.port) ? opt.port : -1);
   if (port < 0) throw Error("cannot listen on " + opt.host + ":" + std::to_string(opt.port) + " (in use, or not an address of this machine)");
-  std::fprintf(stderr, "%s-server: listening on http://%s:%d (%d slot%s, decoded together; context %d; %d threads)\n",
-               name, opt.host.c_str(), port, opt.parallel, opt.parallel == 1 ? "" : "s", model->n_ctx(),
+  if (::listen(listening, SOMAXCONN) != 0) throw Error("cannot listen on " + opt.host + ":" + std::to_string(port));
+  const std::string cache = cache_bytes == 0        ? "no prefix cache"
+                            : cache_bytes == SIZE_MAX ? "prefix cache without limit"
+                                                      : "prefix cache " + std::to_string(opt.cache_ram_mib) + " MiB";
+  std::fprintf(stderr, "%s-server: listening on http://%s:%d (%d slot%s, decoded together; context %d; %s; %d threads)\n",
+               name, opt.host.c_str(), port, opt.parallel, opt.parallel == 1 ? "" : "s", model->n_ctx(), cache.c_str(),
                runner.threads());
   std::fflush(stderr);
   StopOnSignal stop_on_signal(server, stop_signals);

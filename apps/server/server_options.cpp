@@ -1,5 +1,7 @@
 #include "apps/server/server_options.hpp"
 
+#include <cstdint>
+
 #include "engine/cli_support.hpp"
 #include "engine/error.hpp"
 
@@ -19,6 +21,7 @@ ServerOptions parse_server_options(int argc, char** argv) {
     else if (flag == "--api-key") o.api_key = value();
     else if (flag == "-a" || flag == "--alias") o.alias = value();
     else if (flag == "--chat-template-file") o.chat_template_file = value();
+    else if (flag == "-cram" || flag == "--cache-ram") o.cache_ram_mib = parse_int(flag, value(), -1, 1LL << 40);
     else if (flag == "-c" || flag == "--ctx-size")
       throw Error(flag + ": the context size is fixed when the model is compiled (kiln_add_model CTX)");
     else throw Error("unknown flag '" + flag + "' (see --help)");
@@ -26,6 +29,10 @@ ServerOptions parse_server_options(int argc, char** argv) {
   if (o.host.empty()) throw Error("--host: empty");
   if (!o.alias.empty() && o.alias.find_first_of("\r\n") != std::string::npos) throw Error("--alias: one line only");
   return o;
+}
+
+size_t cache_ram_bytes(const ServerOptions& o) {
+  return o.cache_ram_mib < 0 ? SIZE_MAX : static_cast<size_t>(o.cache_ram_mib) << 20;
 }
 
 std::string server_usage(const char* name, const char* default_model) {
@@ -41,6 +48,9 @@ std::string server_usage(const char* name, const char* default_model) {
          "  --api-key KEY               answer 401 to requests without 'Authorization: Bearer KEY'\n"
          "  -a, --alias NAME            the model's id in responses (default: " + name + ")\n"
          "  --chat-template-file FILE   a Jinja chat template instead of the GGUF's (ChatML if it has none)\n"
+         "  -cram, --cache-ram N        MiB for the prefix cache: the KV state of prompts a slot gave up,\n"
+         "                              seeding later requests that start the same way; -1: no limit,\n"
+         "                              0: none (default: 8192)\n"
          "  -h, --help                  this help\n";
 }
 

@@ -4,7 +4,8 @@
 
 namespace kiln {
 
-SlotScheduler::SlotScheduler(int n_slots, SlotWorker& worker) : worker_(worker), slots_(static_cast<size_t>(n_slots)) {
+SlotScheduler::SlotScheduler(int n_slots, SlotWorker& worker)
+    : worker_(worker), slots_(static_cast<size_t>(n_slots)), last_taken_(slots_.size(), 0) {
   to_start_.reserve(slots_.size());
   running_.reserve(slots_.size());
   thread_ = std::thread([this] { work(); });
@@ -35,12 +36,30 @@ void SlotScheduler::submit(std::shared_ptr<Job> job) {
 }
 
 void SlotScheduler::admit() {
-  for (size_t s = 0; s < slots_.size() && !waiting_.empty(); ++s)
-    if (!slots_[s]) {
-      slots_[s] = std::move(waiting_.front());
-      waiting_.pop_front();
-      to_start_.push_back(static_cast<int>(s));
+  while (!waiting_.empty()) {
+    const int s = steer(*waiting_.front());
+    if (s < 0) return;
+    slots_[size_t(s)] = std::move(waiting_.front());
+    waiting_.pop_front();
+    last_taken_[size_t(s)] = ++taken_;
+    to_start_.push_back(s);
+  }
+}
+
+int SlotScheduler::steer(const Job& job) const {
+  int best = -1;
+  size_t best_kept = 0;
+  for (size_t s = 0; s < slots_.size(); ++s) {
+    if (slots_[s]) continue;
+    const int slot = static_cast<int>(s);
+    size_t kept = worker_.reusable(slot, job);
+    if (2 * kept < worker_.cached(slot)) kept = 0;
+    if (best < 0 || kept > best_kept || (kept == best_kept && last_taken_[s] < last_taken_[size_t(best)])) {
+      best = slot;
+      best_kept = kept;
     }
+  }
+  return best;
 }
 
 SlotCounts SlotScheduler::counts() const {

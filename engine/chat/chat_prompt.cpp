@@ -46,9 +46,13 @@ void Conversation::add_message(const std::string& role, const std::string& conte
   messages_.push_back(chat_message(role, content));
 }
 
+bool extends_text(const Text& rendered, const std::string& known_text) {
+  return !known_text.empty() && rendered.size() > known_text.size() && rendered.str().starts_with(known_text);
+}
+
 int extend_rendered(const Tokenizer& tok, const Text& rendered, const std::string& known_text,
                     std::vector<int32_t>& tokens) {
-  if (!tokens.empty() && rendered.size() > known_text.size() && rendered.str().starts_with(known_text)) {
+  if (!tokens.empty() && extends_text(rendered, known_text)) {
     const std::vector<int32_t> more = tokenize_rendered(tok, rendered.substr(known_text.size()), false, true);
     tokens.insert(tokens.end(), more.begin(), more.end());
     return static_cast<int>(more.size());

@@ -32,6 +32,10 @@ Value chat_message(const std::string& role, const std::string& content);
 // `messages`: the vocabulary's BOS and EOS text, and `now` for its date.
 ChatInputs reply_inputs(const Tokenizer& tok, Array messages, std::tm now);
 
+// Whether `rendered` goes on from `known_text` (a non-empty text it starts
+// with and is longer than): what extend_rendered keeps tokens for.
+bool extends_text(const Text& rendered, const std::string& known_text);
+
 // Makes `tokens` the tokens of `rendered`, given that they now stand for
 // `known_text`: when `rendered` extends that text, they are kept and only the
 // added text is tokenized (continuing them), so earlier tokens, generated
