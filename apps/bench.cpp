@@ -217,7 +217,9 @@ Result bench_prompt(Sequence& seq, int p, int reps, const ModelCost& cost, const
   return r;
 }
 
-Result bench_generation(Sequence& seq, int n, int reps, const ModelCost& cost, const MachineLimits* limits) {
+// `fit`: the threads the work of one token is given (ThreadFit::ByWork, before
+// any backoff), which can be fewer than -t; tokens that ran on fewer are counted.
+Result bench_generation(Sequence& seq, int fit, int n, int reps, const ModelCost& cost, const MachineLimits* limits) {
   const Model& m = seq.model();
   std::vector<float> logits(size_t(m.n_vocab()));
   std::vector<double> per_token_ms, rates;
@@ -227,7 +229,7 @@ Result bench_generation(Sequence& seq, int n, int reps, const ModelCost& cost, c
     const auto t_run = Clock::now();
     for (int pos = 0; pos < n; ++pos) {
       const auto t0 = Clock::now();
-      if (r >= 0 && seq.threads_for(1) < seq.threads()) ++on_fewer;
+      if (r >= 0 && seq.threads_for(1) < fit) ++on_fewer;
       seq.forward(&token, 1, pos, Logits::Last, logits.data());
       token = argmax(logits);
       if (r >= 0) per_token_ms.push_back(ms_since(t0));
@@ -426,7 +428,9 @@ int run(int argc, char** argv, const ModelEntry& entry) {
       if (p > 0) results.push_back(bench_prompt(seq, p, o.repetitions, cost, limits ? &*limits : nullptr));
     for (int n : o.gen_sizes) {
       if (n == 0) continue;
-      Result& r = results.emplace_back(bench_generation(seq, n, o.repetitions, cost, limits ? &*limits : nullptr));
+      seq.set_threads(t);  // the backoff starts afresh, as for the prompt tests
+      const int fit = seq.threads_for(1);
+      Result& r = results.emplace_back(bench_generation(seq, fit, n, o.repetitions, cost, limits ? &*limits : nullptr));
       // The cache holds the last run's n positions. At the middle one, attention
       // costs its average over the run, as the median token's does.
       r.profile = profile_token(seq, n / 2);

@@ -12,6 +12,7 @@
 
 #include "engine/cli_support.hpp"
 #include "engine/error.hpp"
+#include "engine/load_threads.hpp"
 #include "apps/cli_chat.hpp"
 #include "apps/server/completion.hpp"
 #include "apps/server/http_routes.hpp"
@@ -63,10 +64,13 @@ int run(int argc, char** argv, const ModelEntry& entry) {
     std::fputs(server_usage(name, default_model_text(entry).c_str()).c_str(), stdout);
     return 0;
   }
-  std::unique_ptr<Model> model = load_model(entry, opt.model_path);
+  const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::unique_ptr<Model> model = [&] {
+    const LoadThreads load_threads(threads);
+    return load_model(entry, opt.model_path);
+  }();
   chat::ChatTemplate chat_template = load_chat_template(*model, opt.chat_template_file);
   const std::string template_name = chat_template.name();
-  const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const size_t cache_bytes = cache_ram_bytes(opt);
   CompletionRunner runner(*model, threads, opt.parallel, cache_bytes);
   SlotScheduler scheduler(opt.parallel, runner);
