@@ -14,8 +14,15 @@ void TeamBackoff::record(int wanted, int threads, int n_tokens, Clock::time_poin
     return;
   }
   if (threads < 2) return;
+  // The full team's recent time per token, on passes of one size.
+  if (n_tokens != full_tokens_ || full_per_token_ < 0) {
+    full_tokens_ = n_tokens;
+    full_per_token_ = per_token;
+  } else {
+    full_per_token_ += (per_token - full_per_token_) / 4;
+  }
   if (trial_tokens_ > 0 && fewer_per_token_ >= 0) {  // the verdict on the last backoff
-    if (fewer_per_token_ >= late_per_token_) {       // fewer threads were no faster: a wrong suspicion
+    if (fewer_per_token_ >= full_before_) {          // fewer threads were no faster: a wrong suspicion
       trust_from_ = end + distrust_;
       distrust_ = std::min(2 * distrust_, kMaxDistrust);
       backoff_ = kFirstBackoff;
@@ -34,7 +41,7 @@ void TeamBackoff::record(int wanted, int threads, int n_tokens, Clock::time_poin
   until_ = end + backoff_;
   backoff_ = std::min(2 * backoff_, kMaxBackoff);
   trial_tokens_ = n_tokens;
-  late_per_token_ = per_token;
+  full_before_ = full_per_token_;
   fewer_per_token_ = -1;
 }
 

@@ -13,10 +13,12 @@
 //   period run on one thread fewer; the full count is tried again after it.
 // - Verdict: waiting is only a sign. Threads also sleep at barriers on a
 //   quiet virtual machine, when two memory-bound shares of a matrix end
-//   more than the spin apart, and there the full team is still the faster
-//   one. So the first full-team pass after a period compares the time per
-//   token the fewer threads took (passes of as many tokens as the late one)
-//   with the late pass's: if fewer threads were not faster, the suspicion
+//   more than the spin apart or the host briefly takes a virtual CPU, and
+//   there the full team is still the faster one. So the first full-team pass
+//   after a period compares the time per token the fewer threads took
+//   (passes of as many tokens as the late one) with the full team's recent
+//   time per token (a running average over its passes of that size, the late
+//   one included): if fewer threads were not faster, the suspicion
 //   was wrong, and lateness is ignored for a distrust period (kFirstDistrust,
 //   doubling to kMaxDistrust while it keeps being wrong). If they were
 //   faster, the next late pass backs off for twice as long (up to
@@ -64,10 +66,15 @@ class TeamBackoff {
   Clock::duration backoff_ = kFirstBackoff;    // the next period's length
   Clock::time_point trust_from_{};             // lateness is ignored before this
   Clock::duration distrust_ = kFirstDistrust;  // the next distrust period's length
-  // The open comparison: the late pass's tokens and seconds per token, and
-  // the fewer threads' seconds per token on passes of as many tokens (< 0: none yet).
+  // The full team's seconds per token, averaged over its recent passes of
+  // full_tokens_ tokens (< 0: none yet).
+  int full_tokens_ = 0;
+  double full_per_token_ = -1;
+  // The open comparison: the late pass's tokens, the full team's average
+  // then, and the fewer threads' seconds per token on passes of as many
+  // tokens (< 0: none yet).
   int trial_tokens_ = 0;
-  double late_per_token_ = 0;
+  double full_before_ = 0;
   double fewer_per_token_ = -1;
 };
 

@@ -110,3 +110,15 @@ TEST_CASE("passes of another size do not decide the verdict") {
   CHECK(pass(b, 2, retry, 40) == 2);  // no comparable pass: no verdict, so it backs off again (2 s)
   CHECK(b.threads(2, retry + milliseconds(1999)) == 1);
 }
+
+TEST_CASE("the verdict weighs fewer threads against the full team's recent passes, not the late one alone") {
+  TeamBackoff b;
+  for (int i = 0; i < 8; ++i) pass(b, 2, t0 + milliseconds(50 * i), 0, 50);  // on time, 50 ms each
+  const Clock::time_point late = t0 + milliseconds(600);
+  CHECK(pass(b, 2, late, 100, 200) == 2);  // one slow late pass: the average goes to 87.5 ms
+  CHECK(pass(b, 2, late + milliseconds(100), 0, 95) == 1);  // faster than the late pass, slower than the average
+  const Clock::time_point retry = late + TeamBackoff::kFirstBackoff + milliseconds(50);
+  CHECK(pass(b, 2, retry, 20, 50) == 2);  // the verdict: a wrong suspicion
+  CHECK(pass(b, 2, retry + milliseconds(250), 100, 200) == 2);  // late again, but distrusted
+  CHECK(b.threads(2, retry + milliseconds(251)) == 2);
+}
