@@ -32,12 +32,15 @@ enum class Store { Replace, Add };
 
 namespace detail {
 
-// Float weights, many tokens: tiles of 2 rows x 6 tokens. The 12
-// accumulators, 2 weight vectors and the activation vector fit the 16 AVX
-// registers; of the shapes that do, this one measured fastest (the compiler
-// reads activations straight from memory into the FMAs, so loads, not FMAs,
-// set the pace, and fewer weight rows mean fewer loads).
-inline constexpr int kMatrixRowTile = 2;
+// Float weights, many tokens: tiles of 2 rows x 6 tokens with 16 registers.
+// The 12 accumulators, 2 weight vectors and the activation vector fit the 16
+// AVX registers; of the shapes that do, this one measured fastest (the
+// compiler reads activations straight from memory into the FMAs, so loads,
+// not FMAs, set the pace, and fewer weight rows mean fewer loads). With 32
+// registers (AVX-512), 4 rows x 6 tokens: 24 accumulators, each activation
+// load now feeding 4 FMAs; stories110m F32 prompts +14 % on one Zen 5 core
+// (docs/benchmarks.md).
+inline constexpr int kMatrixRowTile = kFloatRegisters >= 32 ? 4 : 2;
 inline constexpr int kMatmulTokenTile = 6;
 // Fewer tokens than a tile (generation): a row stream from memory and an
 // FMA chain per row, as many rows as registers allow: 8 with 32 registers
