@@ -213,6 +213,10 @@ TEST_CASE("bad requests get OpenAI-style JSON errors, and the server goes on ser
   // Beyond the signed range: refused, not wrapped around to -1 (a random seed).
   CHECK(error_of("/v1/completions", R"({"prompt": "a", "seed": 18446744073709551615})", 400)["param"] == "seed");
   CHECK(error_of("/v1/completions", R"({"prompt": "a", "temperature": -1})", 400)["param"] == "temperature");
+  // Valid JSON grammar, but no double holds it (found by fuzz_openai_request).
+  CHECK(error_of("/v1/completions", R"({"prompt": "a", "temperature": 1E400})", 400)["message"]
+            .get<std::string>()
+            .find("number out of range") != std::string::npos);
   CHECK(error_of("/v1/completions", R"({"max_tokens": 3})", 400)["param"] == "prompt");
   CHECK(error_of("/v1/completions", R"({"prompt": "a", "stop": [1]})", 400)["param"] == "stop[0]");
   CHECK(error_of("/v1/chat/completions", R"({"messages": [{"role": "wizard", "content": "hi"}]})", 400)["param"] ==

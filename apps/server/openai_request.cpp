@@ -162,6 +162,8 @@ CompletionRequest parse_completion_request(std::string_view body_text, Endpoint 
     body = json::parse(body_text);
   } catch (const json::parse_error& e) {
     throw RequestError(400, std::string("the request body is not valid JSON: ") + e.what());
+  } catch (const json::out_of_range& e) {  // a number such as 1e400 that no double holds
+    throw RequestError(400, std::string("the request body holds a number out of range: ") + e.what());
   }
   if (!body.is_object()) throw RequestError(400, "the request body must be a JSON object");
 
