@@ -1,7 +1,8 @@
 // kiln-kernel-bench: one matrix-vector product per weight type, on a matrix
 // that fits in L2 and on one far larger than the caches, one thread. It shows
 // where each kernel's limit is: the L2 figure is its arithmetic, the large
-// one what memory lets it reach (compare with kiln-bench --probe).
+// one what memory lets it reach (compare with kiln-bench --probe). Then
+// attention over a long F16 cache, in GFLOP/s (against the probe's FP32 peak).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/attention.hpp"
 #include "kernels/interleave.hpp"
 #include "kernels/matmul.hpp"
 
@@ -66,6 +68,40 @@ void run_both() {
   run<T, 16384, 4096>("memory (16384 x 4096)", 5);
 }
 
+// Attention of n_tokens queries at positions pos0.. over an F16 cache (heads
+// of tinyllama-1.1b, llama 3 8B's size), `reps` times; prints GFLOP/s
+// (scores and weighted sum: 4 flops per head element and position).
+template <int NHead, int NHeadKV, int HeadDim>
+void run_attention(const char* what, int n_tokens, int pos0, int reps) {
+  constexpr TensorType kKv = TensorType::F16;
+  const int n_pos = pos0 + n_tokens;
+  std::mt19937 rng(2);
+  auto random = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = std::uniform_real_distribution<float>(-1, 1)(rng);
+    return v;
+  };
+  const std::vector<float> q = random(static_cast<size_t>(n_tokens) * NHead * HeadDim);
+  std::vector<CacheValue<kKv>> k(static_cast<size_t>(n_pos) * NHeadKV * HeadDim), v(k.size());
+  quantize_row(kKv, random(k.size()).data(), k.data(), static_cast<int64_t>(k.size()));
+  quantize_row(kKv, random(v.size()).data(), v.data(), static_cast<int64_t>(v.size()));
+  std::vector<float> out(q.size());
+  std::vector<float> scores(static_cast<size_t>(kAttentionScratchRows<NHead, NHeadKV>) * n_pos);
+
+  const auto once = [&] {
+    attention<NHead, NHeadKV, HeadDim, kKv, Sync::NoWait>(q.data(), k.data(), v.data(), out.data(), n_tokens, pos0,
+                                                          scores.data(), n_pos);
+  };
+  once();  // warm-up
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < reps; ++r) once();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double positions = 0;  // summed over the queries
+  for (int t = 0; t < n_tokens; ++t) positions += pos0 + t + 1;
+  std::printf("| %d/%d/%d | %s | %.1f | %.3f |\n", NHead, NHeadKV, HeadDim, what,
+              4.0 * NHead * HeadDim * positions * reps / s / 1e9, s * 1e3 / reps);
+}
+
 }  // namespace
 
 int main() {
@@ -77,5 +113,12 @@ int main() {
   run_both<TensorType::Q4_K>();
   run_both<TensorType::Q5_K>();
   run_both<TensorType::Q6_K>();
+
+  std::printf("\n| heads / kv heads / dim | queries (F16 cache) | GFLOP/s | ms per call |\n|---|---|---:|---:|\n");
+  run_attention<32, 4, 64>("1 token after 1,000 cached", 1, 1000, 2000);
+  run_attention<32, 4, 64>("22 tokens after 1,000 cached", 22, 1000, 100);
+  run_attention<32, 4, 64>("512 tokens from 0", 512, 0, 5);
+  run_attention<32, 8, 128>("22 tokens after 1,000 cached", 22, 1000, 50);
+  run_attention<12, 12, 64>("22 tokens after 1,000 cached", 22, 1000, 100);
   return 0;
 }

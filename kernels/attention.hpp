@@ -1,6 +1,13 @@
 // Causal multi-head attention over the KV cache, with grouped-query heads.
 // The cache holds F32 or F16 (kv_cache.hpp); F16 elements are widened in
 // registers as they are read, and all arithmetic is in float.
+//
+// The queries that read the same keys and values (the heads of one kv head,
+// and a few consecutive tokens) are computed together, so that each cache
+// row is loaded (and widened) once for all of them, and the weighted sum of
+// values has several independent FMA chains in flight. Each query's
+// arithmetic stays its own: its result does not depend on which queries it
+// was computed with, so not on the batch or the thread count.
 #pragma once
 
 #include <omp.h>
@@ -8,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "kernels/activation.hpp"
 #include "kernels/dot.hpp"
@@ -17,67 +25,161 @@
 
 namespace kiln::kernels {
 
+// Consecutive tokens whose queries are computed together: enough that a work
+// item holds about 8 queries where a kv head serves fewer query heads.
+template <int NHead, int NHeadKV>
+inline constexpr int kAttentionTokensPerItem = std::max(1, 8 / (NHead / NHeadKV));
+
+// Rows of attention scratch (scores) each thread needs: one per query of a work item.
+template <int NHead, int NHeadKV>
+inline constexpr int kAttentionScratchRows = NHead / NHeadKV * kAttentionTokensPerItem<NHead, NHeadKV>;
+
 namespace detail {
 
-// out = sum_j weights[j] * v_j over j < n, v_j = v + j * stride (N elements
-// of type T each). Each output vector is accumulated in kChains FMA chains
-// (position j feeds chain j % kChains; the chains are added in order at the
-// end), so that a small head (HeadDim 8: one vector) does not wait on one
-// FMA's latency per position. The grouping depends only on j, never on the
-// batch.
-template <TensorType T, int N>
-void weighted_sum(const float* weights, const CacheValue<T>* v, int64_t stride, int n, float* out) {
-  constexpr int kLanes = kFloatLanes;
-  constexpr int kVecs = N / kLanes;
-  constexpr int kTail = N - kVecs * kLanes;  // elements after the whole vectors
-  constexpr int kChains = kVecs >= 4 ? 1 : 4 / std::max(kVecs, 1);
-  FloatVec acc[kChains][kVecs + 1];  // (+1: never zero-sized)
-  float tail[kTail + 1] = {};
-  for (auto& chain : acc)
-    for (auto& a : chain) a = FloatVec(0.0f);
-  auto accumulate = [&](int j, FloatVec (&chain)[kVecs + 1]) {
-    const FloatVec w(weights[j]);
-    const auto* vj = reinterpret_cast<const uint8_t*>(v + j * stride);
-    for (int i = 0; i < kVecs; ++i) chain[i] = xsimd::fma(w, WeightRow<T>::load(vj, i * kLanes), chain[i]);
-    for (int i = 0; i < kTail; ++i) tail[i] = std::fma(weights[j], WeightRow<T>::at(vj, kVecs * kLanes + i), tail[i]);
-  };
-  int j = 0;
-  for (; j + kChains <= n; j += kChains)
-    for (int c = 0; c < kChains; ++c) accumulate(j + c, acc[c]);
-  for (int c = 0; j < n; ++j, ++c) accumulate(j, acc[c]);
-  for (int i = 0; i < kVecs; ++i) {
-    FloatVec sum = acc[0][i];
-    for (int c = 1; c < kChains; ++c) sum += acc[c][i];
-    sum.store_unaligned(out + i * kLanes);
-  }
-  for (int i = 0; i < kTail; ++i) out[kVecs * kLanes + i] = tail[i];
+template <TensorType T>
+const uint8_t* bytes_of(const CacheValue<T>* p) {
+  return reinterpret_cast<const uint8_t*>(p);
 }
 
-// out[j] = q . k_j * scale for j < n, k_j = k + j * stride (N elements of
-// type T each). kFloatLanes positions at a time when N is a whole number of
-// vectors: their accumulators are reduced together (sum_each, one tree
-// instead of one horizontal sum each); the positions after the last whole
-// group go one at a time. Which way a score is summed thus depends only on n,
-// the query's position + 1, never on the batch it came in.
+// out[p] = q . k_p * scale for the kFloatLanes keys k_p = k + p * stride (N
+// elements of type T each). Each key's products are accumulated across the
+// head in one vector, and the kFloatLanes vectors are reduced together
+// (sum_each: one tree instead of a horizontal sum each).
 template <TensorType T, int N>
-void scores(const float* q, const CacheValue<T>* k, int64_t stride, int n, float scale, float* out) {
-  int j = 0;
-  if constexpr (N % kFloatLanes == 0) {
-    for (; j + kFloatLanes <= n; j += kFloatLanes) {
-      FloatVec acc[kFloatLanes];
-      for (int p = 0; p < kFloatLanes; ++p) {
-        const auto* kp = reinterpret_cast<const uint8_t*>(k + (j + p) * stride);
-        acc[p] = FloatVec::load_unaligned(q) * WeightRow<T>::load(kp, 0);
-        for (int i = kFloatLanes; i < N; i += kFloatLanes)
-          acc[p] = xsimd::fma(FloatVec::load_unaligned(q + i), WeightRow<T>::load(kp, i), acc[p]);
-      }
-      (sum_each(acc) * FloatVec(scale)).store_unaligned(out + j);  // lane p: the sum of acc[p]
+void block_scores(const float* q, const CacheValue<T>* k, int64_t stride, float scale, float* out) {
+  FloatVec acc[kFloatLanes];
+  const FloatVec q0 = FloatVec::load_unaligned(q);
+  for (int p = 0; p < kFloatLanes; ++p) acc[p] = q0 * WeightRow<T>::load(bytes_of<T>(k + p * stride), 0);
+  for (int i = kFloatLanes; i < N; i += kFloatLanes) {
+    const FloatVec qi = FloatVec::load_unaligned(q + i);
+    for (int p = 0; p < kFloatLanes; ++p)
+      acc[p] = xsimd::fma(qi, WeightRow<T>::load(bytes_of<T>(k + p * stride), i), acc[p]);
+  }
+  (sum_each(acc) * FloatVec(scale)).store_unaligned(out);  // lane p: the sum of acc[p]
+}
+
+// The queries of one work item: query r (N floats at q[r]) attends to
+// positions [0, n[r]), its scores and then softmax weights go to w[r], its
+// result to out[r].
+template <int Capacity>
+struct Queries {
+  const float* q[Capacity];
+  float* w[Capacity];
+  float* out[Capacity];
+  int n[Capacity];
+  int count = 0;
+};
+
+// The positions a query scores kFloatLanes at a time (block_scores), the
+// rest one at a time: whole groups from position 0 when N is a whole number
+// of vectors. Depends only on the query's own length.
+template <int N>
+int block_scored(int n) {
+  return N % kFloatLanes == 0 ? n / kFloatLanes * kFloatLanes : 0;
+}
+
+// Every query's scores, w[r][j] = q[r] . k_j * scale. Keys are read a block of
+// kFloatLanes positions at a time for all the queries that reach past it; an
+// F16 block read by several queries is widened once, into `widened` (exact,
+// so the scores are those of the cache's own elements).
+template <TensorType T, int N, class Queries>
+void scores(const Queries& qs, const CacheValue<T>* k, int64_t stride, float scale) {
+  int longest = 0;
+  for (int r = 0; r < qs.count; ++r) longest = std::max(longest, block_scored<N>(qs.n[r]));
+  constexpr bool kWiden = T == TensorType::F16 && N % kFloatLanes == 0;
+  alignas(64) float widened[kWiden ? kFloatLanes * N : 1];
+  for (int j = 0; j < longest; j += kFloatLanes) {
+    const CacheValue<T>* block = k + j * stride;
+    if (kWiden && qs.count > 1) {
+      for (int p = 0; p < kFloatLanes; ++p)
+        for (int i = 0; i < N; i += kFloatLanes)
+          WeightRow<T>::load(bytes_of<T>(block + p * stride), i).store_aligned(widened + p * N + i);
+      for (int r = 0; r < qs.count; ++r)
+        if (j < block_scored<N>(qs.n[r])) block_scores<TensorType::F32, N>(qs.q[r], widened, N, scale, qs.w[r] + j);
+    } else {
+      for (int r = 0; r < qs.count; ++r)
+        if (j < block_scored<N>(qs.n[r])) block_scores<T, N>(qs.q[r], block, stride, scale, qs.w[r] + j);
     }
   }
-  for (; j < n; ++j) {
-    float s[1][1];
-    dot_tile<T, N, 1, 1>(reinterpret_cast<const uint8_t*>(k + j * stride), q, s);
-    out[j] = s[0][0] * scale;
+  for (int r = 0; r < qs.count; ++r) {
+    for (int j = block_scored<N>(qs.n[r]); j < qs.n[r]; ++j) {
+      float s[1][1];
+      dot_tile<T, N, 1, 1>(bytes_of<T>(k + j * stride), qs.q[r], s);
+      qs.w[r][j] = s[0][0] * scale;
+    }
+  }
+}
+
+// sum_j w_j * v_j over positions added in order (N elements each). Each
+// output vector is accumulated in kChains FMA chains, position j feeding
+// chain j % kChains, added in order at the end: a small head (HeadDim 8:
+// one vector) then does not wait on one FMA's latency per position. The
+// grouping depends only on j.
+template <int N>
+struct ValueSum {
+  static constexpr int kVecs = N / kFloatLanes;
+  static constexpr int kTail = N - kVecs * kFloatLanes;  // elements after the whole vectors
+  static constexpr int kChains = kVecs >= 4 ? 1 : 4 / std::max(kVecs, 1);
+  static constexpr auto kChainIndices = std::make_integer_sequence<int, kChains>{};
+
+  FloatVec acc[kChains][kVecs + 1];  // (+1: never zero-sized)
+  float tail[kTail + 1] = {};
+
+  ValueSum() {
+    for (auto& chain : acc)
+      for (auto& a : chain) a = FloatVec(0.0f);
+  }
+  // Adds w * v (one row of type T) to chain C.
+  template <int C, TensorType T>
+  void add(float w, const CacheValue<T>* v) {
+    const FloatVec wv(w);
+    for (int i = 0; i < kVecs; ++i)
+      acc[C][i] = xsimd::fma(wv, WeightRow<T>::load(bytes_of<T>(v), i * kFloatLanes), acc[C][i]);
+    for (int i = 0; i < kTail; ++i) tail[i] = std::fma(w, WeightRow<T>::at(bytes_of<T>(v), kVecs * kFloatLanes + i), tail[i]);
+  }
+  // Adds position j's w * v to its chain.
+  template <TensorType T>
+  void add_at(int j, float w, const CacheValue<T>* v) {
+    [&]<int... C>(std::integer_sequence<int, C...>) {
+      ((j % kChains == C ? add<C, T>(w, v) : void()), ...);
+    }(kChainIndices);
+  }
+  void store(float* out) const {
+    for (int i = 0; i < kVecs; ++i) {
+      FloatVec sum = acc[0][i];
+      for (int c = 1; c < kChains; ++c) sum += acc[c][i];
+      sum.store_unaligned(out + i * kFloatLanes);
+    }
+    for (int i = 0; i < kTail; ++i) out[kVecs * kFloatLanes + i] = tail[i];
+  }
+};
+
+// Queries that ValueSum keeps in registers at once: about 16 vector accumulators.
+template <int N>
+inline constexpr int kValueTile = std::max(1, 16 / (ValueSum<N>::kChains * std::max(ValueSum<N>::kVecs, 1)));
+
+// out[r] = sum_{j < n[r]} w[r][j] * v_j for R queries from `first`, v_j = v
+// + j * stride: each value row is read once for the R of them.
+template <TensorType T, int N, int R, class Queries>
+void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t stride) {
+  using Sum = ValueSum<N>;
+  Sum sums[R];
+  int common = qs.n[first];
+  for (int r = 1; r < R; ++r) common = std::min(common, qs.n[first + r]);
+  int j = 0;
+  for (; j + Sum::kChains <= common; j += Sum::kChains) {
+    [&]<int... C>(std::integer_sequence<int, C...>) {
+      ((
+           [&] {
+             const CacheValue<T>* row = v + (j + C) * stride;
+             for (int r = 0; r < R; ++r) sums[r].template add<C, T>(qs.w[first + r][j + C], row);
+           }()),
+       ...);
+    }(Sum::kChainIndices);
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int jr = j; jr < qs.n[first + r]; ++jr) sums[r].template add_at<T>(jr, qs.w[first + r][jr], v + jr * stride);
+    sums[r].store(qs.out[first + r]);
   }
 }
 
@@ -88,9 +190,11 @@ void scores(const float* q, const CacheValue<T>* k, int64_t stride, int n, float
 // n_tokens - 1. Token t (position p = pos0 + t), head h attends to positions
 // 0 .. p of kv head h / (NHead / NHeadKV):
 //   out = sum_j softmax_j(q . k_j / sqrt(HeadDim)) * v_j.
-// scores is scratch: one row of scores_stride >= pos0 + n_tokens floats per
-// OpenMP thread. Work-shared over (token, head) pairs; a query's result does
-// not depend on the rest of the batch. Sync::NoWait ends it without a barrier.
+// scores is scratch: kAttentionScratchRows rows of scores_stride >= pos0 +
+// n_tokens floats per OpenMP thread. Work-shared over items of queries that
+// share a kv head (a few tokens, some or all of its heads); a query's result
+// does not depend on the rest of the batch. Sync::NoWait ends it without a
+// barrier.
 template <int NHead, int NHeadKV, int HeadDim, TensorType KvType, Sync Y = Sync::Barrier>
 void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheValue<KvType>* v_cache, float* out,
                int n_tokens, int pos0, float* scores, int scores_stride) {
@@ -98,23 +202,42 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
   constexpr int kHeadsPerKV = NHead / NHeadKV;
   constexpr int64_t kQDim = static_cast<int64_t>(NHead) * HeadDim;
   constexpr int64_t kKVDim = static_cast<int64_t>(NHeadKV) * HeadDim;
+  constexpr int kTile = detail::kValueTile<HeadDim>;
   const float scale = 1.0f / std::sqrt(static_cast<float>(HeadDim));
-  float* weights = scores + static_cast<int64_t>(omp_get_thread_num()) * scores_stride;
+  float* rows = scores + static_cast<int64_t>(omp_get_thread_num()) * kAttentionScratchRows<NHead, NHeadKV> *
+                             scores_stride;
 
-#pragma omp for schedule(static) nowait
-  for (int pair = 0; pair < n_tokens * NHead; ++pair) {
-    const int t = pair / NHead;
-    const int h = pair % NHead;
-    const int n_pos = pos0 + t + 1;
-    const float* q_head = q + t * kQDim + h * HeadDim;
-    const CacheValue<KvType>* k_head = k_cache + (h / kHeadsPerKV) * HeadDim;
-    const CacheValue<KvType>* v_head = v_cache + (h / kHeadsPerKV) * HeadDim;
+  // Fewer queries per item where there would be fewer items than threads
+  // (one token's generation): the same on every thread, so the loop below is too.
+  int tokens = kAttentionTokensPerItem<NHead, NHeadKV>, heads = kHeadsPerKV;
+  const auto items = [&] { return (n_tokens + tokens - 1) / tokens * NHeadKV * (kHeadsPerKV / heads); };
+  while (items() < omp_get_num_threads() && tokens > 1) tokens = (tokens + 1) / 2;
+  while (items() < omp_get_num_threads() && heads % 2 == 0) heads /= 2;
+  const int parts = kHeadsPerKV / heads;  // items per kv head and token block
+  const int n_items = items();
 
-    detail::scores<KvType, HeadDim>(q_head, k_head, kKVDim, n_pos, scale, weights);
-    softmax(weights, n_pos);
-
-    float* out_head = out + t * kQDim + h * HeadDim;
-    detail::weighted_sum<KvType, HeadDim>(weights, v_head, kKVDim, n_pos, out_head);
+  // Round-robin, so that the threads share early (short) and late (long) tokens alike.
+#pragma omp for schedule(static, 1) nowait
+  for (int item = 0; item < n_items; ++item) {
+    const int part = item % parts;
+    const int g = item / parts % NHeadKV;  // the kv head
+    const int t0 = item / parts / NHeadKV * tokens;
+    detail::Queries<kAttentionScratchRows<NHead, NHeadKV>> qs;
+    for (int t = t0; t < std::min(t0 + tokens, n_tokens); ++t) {
+      for (int h = g * kHeadsPerKV + part * heads; h < g * kHeadsPerKV + (part + 1) * heads; ++h) {
+        qs.q[qs.count] = q + t * kQDim + h * HeadDim;
+        qs.out[qs.count] = out + t * kQDim + h * HeadDim;
+        qs.w[qs.count] = rows + static_cast<int64_t>(qs.count) * scores_stride;
+        qs.n[qs.count] = pos0 + t + 1;
+        ++qs.count;
+      }
+    }
+    detail::scores<KvType, HeadDim>(qs, k_cache + g * HeadDim, kKVDim, scale);
+    for (int r = 0; r < qs.count; ++r) softmax(qs.w[r], qs.n[r]);
+    const CacheValue<KvType>* v_head = v_cache + g * HeadDim;
+    int r = 0;
+    for (; r + kTile <= qs.count; r += kTile) detail::weighted_sums<KvType, HeadDim, kTile>(qs, r, v_head, kKVDim);
+    for (; r < qs.count; ++r) detail::weighted_sums<KvType, HeadDim, 1>(qs, r, v_head, kKVDim);
   }
   if constexpr (Y == Sync::Barrier) team_barrier();
 }

@@ -315,7 +315,7 @@ void check_attention(int pos0) {
   const auto k = random_cache<KvType>(n_pos * kKVDim, 2, -2.0f, 2.0f);
   const auto v = random_cache<KvType>(n_pos * kKVDim, 3, -1.0f, 1.0f);
   const int stride = n_pos;
-  std::vector<float> scores(3 * stride);
+  std::vector<float> scores(3 * kAttentionScratchRows<NHead, NHeadKV> * stride);  // up to 3 threads
   auto run = [&](int first, int n, float* out) {
     attention<NHead, NHeadKV, HeadDim, KvType>(q.data() + first * kQDim, k.data(), v.data(), out, n, pos0 + first,
                                                scores.data(), stride);
@@ -341,6 +341,13 @@ void check_attention(int pos0) {
     std::vector<float> again(q.size());
     in_parallel(threads, [&] { run(0, kMaxBatch, again.data()); });
     expect_same_bits(again, out);
+    // One token at a time: fewer queries per work item than the kernel
+    // groups when it has enough of them.
+    std::vector<float> token_by_token(q.size());
+    in_parallel(threads, [&] {
+      for (int t = 0; t < kMaxBatch; ++t) run(t, 1, token_by_token.data() + t * kQDim);
+    });
+    expect_same_bits(token_by_token, out);
   }
   // The same queries in batches of any size give the same bits.
   for (int batch = 1; batch < kMaxBatch; ++batch) {
@@ -356,6 +363,8 @@ template <TensorType KvType>
 void check_attention_shapes() {
   for (int pos0 : {0, 5, 38}) {
     check_attention<4, 2, 16, KvType>(pos0);  // grouped-query: 2 query heads per kv head
+    check_attention<8, 1, 32, KvType>(pos0);  // 8 query heads per kv head, as tinyllama's
+    check_attention<2, 2, 32, KvType>(pos0);  // one head per kv head: several tokens per work item
     check_attention<3, 3, 8, KvType>(pos0);
     check_attention<2, 1, 12, KvType>(pos0);  // head size not a multiple of the SIMD width
     check_attention<3, 1, 13, KvType>(pos0);  // odd head size

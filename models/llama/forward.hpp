@@ -95,7 +95,8 @@ struct Activations {
   // This batch's keys and values in float, until RoPE is applied and they are stored in the caches.
   alignas(64) float k_new[C::max_batch][kv_dim];
   alignas(64) float v_new[C::max_batch][kv_dim];
-  alignas(64) float scores[kMaxThreads][C::n_ctx];  // attention scratch, one row per thread
+  // Attention scratch: rows of scores per thread.
+  alignas(64) float scores[kMaxThreads][kernels::kAttentionScratchRows<C::n_head, C::n_head_kv>][C::n_ctx];
   float rope_inv_freq[C::n_rot / 2];
 
   // Where tokens from first_token on of an input cols wide are rounded to.
@@ -180,7 +181,7 @@ void layer(Activations<C>& s, const LayerWeights& w, int l, std::span<const Run<
   each_run<C>(runs, [&](const Run<C>& r) {
     step.run(Attention, kernels::attention<C::n_head, C::n_head_kv, C::head_dim, C::kv_type, Sync::NoWait>,
              &s.q[r.first][0], &r.cache->k[l][0][0], &r.cache->v[l][0][0], &s.att[r.first][0], r.n, r.pos,
-             &s.scores[0][0], C::n_ctx);
+             &s.scores[0][0][0], C::n_ctx);
   });
   if constexpr (kernels::reads_q8(T::attn_output)) {
     const kernels::Q8Out rounded = s.q8_out(0, Q);
