@@ -3,13 +3,13 @@
 # tests run wherever this machine can execute them. The default,
 # -march=native, is built and tested in full by scripts/test.sh; here:
 #   x86-64 (SSE2 baseline), x86-64-v3 (AVX2), x86-64-v4 (AVX-512 without
-#     VNNI), cascadelake (AVX-512 with VNNI): the kernel suites and the
-#     end-to-end suite of mixed-type models (every weight type, both
-#     architectures, against the reference forward pass), run where this CPU
-#     can, built only elsewhere (said which); a level whose code paths are
-#     native's (the same instruction-set macros) is left to the native build. What does not depend on the
-#     instruction set (tokenizers, chat, files) is tested once, by the native
-#     build;
+#     VNNI), cascadelake (AVX-512 with VNNI): the kernel suites, run where
+#     this CPU can, built only elsewhere (said which); at the baseline also
+#     the end-to-end suite of mixed-type models (every weight type, both
+#     architectures, against the reference forward pass) on 4-lane vectors. A
+#     level whose code paths are native's (the same instruction-set macros)
+#     is left to the native build. What does not depend on the instruction
+#     set (tokenizers, chat, files) is tested once, by the native build;
 #   aarch64, cross-compiled: armv8.2-a+dotprod, the kernel suites and the
 #     end-to-end suite of mixed-type models under qemu-user; armv8-a, the
 #     kernel suites;
@@ -55,7 +55,7 @@ cpu_runs() {
   done
 }
 
-kernel_tests=(test_kernels test_kernels_arch test_kernels_kquant test_kernels_matmul test_kernels_q8 test_interleave
+kernel_tests=(test_kernels test_kernels_arch test_kernels_kquant test_kernels_matmul test_kernels_matmul_q8 test_kernels_q8 test_interleave
   test_cpu_features test_machine_probe test_team)
 kernel_regex="^($(IFS='|'; echo "${kernel_tests[*]}"))\$"
 
@@ -79,13 +79,19 @@ for level in x86-64 x86-64-v3 x86-64-v4 cascadelake; do
   fi
   dir=build-isa-$level
   configure "$dir" -DKILN_ARCH="$level"
-  targets=("${suites[@]}")
-  # The server has no instruction-set code; it is compiled once more, at the baseline.
-  [ "$level" = x86-64 ] && targets+=(kiln_server)
+  targets=("${kernel_tests[@]}")
+  regex=$kernel_regex
+  what="kernel suites"
+  if [ "$level" = x86-64 ]; then
+    # The server has no instruction-set code; it is compiled once more, here.
+    targets=("${suites[@]}" kiln_server)
+    regex=$suites_regex
+    what="kernel and mixed-model end-to-end suites"
+  fi
   cmake --build "$dir" -j"$jobs" --target "${targets[@]}"
   if cpu_runs "$level"; then
-    ctest --test-dir "$dir" --output-on-failure -R "$suites_regex"
-    echo "isa-matrix: $level: kernel and mixed-model end-to-end suites passed after $((SECONDS - start)) s"
+    ctest --test-dir "$dir" --output-on-failure -j"$jobs" -R "$regex"
+    echo "isa-matrix: $level: $what passed after $((SECONDS - start)) s"
   else
     echo "isa-matrix: $level: built, NOT run (this CPU lacks the level) after $((SECONDS - start)) s"
   fi
@@ -110,10 +116,10 @@ arm=(-DCMAKE_TOOLCHAIN_FILE=scripts/toolchains/aarch64-linux-gnu.cmake -DKILN_IN
 configure build-isa-aarch64 "${arm[@]}" -DKILN_ARCH=armv8.2-a+dotprod
 # The host's cpp-httplib is an x86-64 library: the cross build leaves the server out (said at configure).
 cmake --build build-isa-aarch64 -j"$jobs" --target "${suites[@]}"
-ctest --test-dir build-isa-aarch64 --output-on-failure -R "$suites_regex"
+ctest --test-dir build-isa-aarch64 --output-on-failure -j"$jobs" -R "$suites_regex"
 echo "isa-matrix: aarch64 (armv8.2-a+dotprod): kernel and mixed-model end-to-end suites passed under qemu after $((SECONDS - start)) s"
 
 configure build-isa-aarch64-base "${arm[@]}" -DKILN_ARCH=armv8-a
 cmake --build build-isa-aarch64-base -j"$jobs" --target "${kernel_tests[@]}"
-ctest --test-dir build-isa-aarch64-base --output-on-failure -R "$kernel_regex"
+ctest --test-dir build-isa-aarch64-base --output-on-failure -j"$jobs" -R "$kernel_regex"
 echo "isa-matrix: aarch64 baseline (armv8-a) kernel tests passed under qemu after $((SECONDS - start)) s"

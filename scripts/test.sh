@@ -7,4 +7,4 @@ scripts/setup.sh
 build=${KILN_BUILD_DIR:-build}
 cmake -S . -B "$build" -DKILN_MODEL= -DKILN_SYNTHETIC_PRESET= ${KILN_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"$(nproc)"
-ctest --test-dir "$build" --output-on-failure "$@"
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" "$@"

@@ -1,6 +1,7 @@
-// Matmul and get_rows for the 32-element and float weight types, against
-// the scalar reference, with the numerics contract (kernel_checks.hpp).
-// Q8_0 and Q4_0 multiply activations rounded to Q8 blocks.
+// Matmul for the float weight types and get_rows for the float and 32-element
+// ones, against the scalar reference, with the numerics contract
+// (kernel_checks.hpp). Q8_0 and Q4_0 matmuls: test_kernels_matmul_q8.cpp
+// (two files, so that the heaviest test compiles on two cores).
 #include <doctest/doctest.h>
 
 #include "tests/kernel_checks.hpp"
@@ -20,18 +21,6 @@ TEST_CASE("matmul: F16") {
   check_matmul_all_rows<TensorType::F16, 7>();
   check_matmul_all_rows<TensorType::F16, 61>();
   check_matmul_all_rows<TensorType::F16, 172>();
-}
-
-TEST_CASE("matmul: Q8_0") {
-  check_matmul_all_rows<TensorType::Q8_0, 32>();
-  check_matmul_all_rows<TensorType::Q8_0, 96>();
-  check_matmul_all_rows<TensorType::Q8_0, 288>();
-}
-
-TEST_CASE("matmul: Q4_0") {
-  check_matmul_all_rows<TensorType::Q4_0, 32>();
-  check_matmul_all_rows<TensorType::Q4_0, 96>();
-  check_matmul_all_rows<TensorType::Q4_0, 288>();
 }
 
 TEST_CASE("get_rows: F32, F16, Q8_0, Q4_0") {
