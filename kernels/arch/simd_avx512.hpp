@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <xsimd/xsimd.hpp>
 
-
 namespace kiln::kernels::arch {
 
 inline constexpr int kLanes = 16;
