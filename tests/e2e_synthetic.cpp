@@ -8,10 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <random>
-#include <sstream>
 
 #include "kiln_test_llama3_ropescale.hpp"
 #include "kiln_test_llama_bf16.hpp"
@@ -28,6 +26,7 @@
 #include "kiln_test_qwen2_f32.hpp"
 #include "kiln_test_qwen2_q8_0.hpp"
 #include "tests/fixtures.hpp"
+#include "tests/llamacpp_reference.hpp"
 #include "tests/reference_check.hpp"
 #include "tests/reference_forward.hpp"
 
@@ -71,56 +70,14 @@ const Fixture kFixtures[] = {
     {"llama-q8_0", KILN_FIXTURE(kiln_test_llama_q8_0_kv16), 2.0f, 0.4f, 1.5f, 2.0f, true},
 };
 
-// One llama.cpp reference file: prompt, per-position logits, greedy steps.
-struct Reference {
-  std::vector<int32_t> prompt;
-  std::vector<std::vector<float>> logits;  // [position][vocab]
-  std::vector<int32_t> gen_ids;
-  std::vector<float> gen_margins;
-  std::vector<std::vector<std::pair<int, float>>> gen_top5;  // [step]: id, logit
-};
+using Reference = kiln::test::LlamaCppReference;
 
-std::vector<int32_t> ints(std::istringstream& in) {
-  std::vector<int32_t> v;
-  for (int32_t x; in >> x;) v.push_back(x);
-  return v;
-}
-
+// A reference of the folder's README: 16 prompt ids, all logits of each, 32 greedy steps.
 Reference read_reference(const std::string& path) {
-  std::ifstream file(path);
-  REQUIRE_MESSAGE(file, "cannot read " << path << " (the tests need ../shared; -DKILN_NO_FIXTURES=ON runs without)");
-  Reference r;
-  for (std::string line; std::getline(file, line);) {
-    std::istringstream in(line);
-    std::string tag;
-    in >> tag;
-    if (tag == "PROMPT") {
-      in >> tag >> tag;  // "n=16" "ids:"
-      r.prompt = ints(in);
-    } else if (tag == "LOGITS") {
-      int pos = 0;
-      in >> pos;
-      std::vector<float> row;
-      for (float x; in >> x;) row.push_back(x);
-      r.logits.push_back(row);
-    } else if (tag == "GEN") {
-      r.gen_margins.push_back(std::stof(line.substr(line.find("margin=") + 7)));
-      std::istringstream top5(line.substr(line.find("top5:") + 5));
-      r.gen_top5.emplace_back();
-      for (std::string item; top5 >> item;)
-        r.gen_top5.back().emplace_back(std::stoi(item.substr(0, item.find(':'))), std::stof(item.substr(item.find(':') + 1)));
-    } else if (tag == "GEN_IDS") {
-      r.gen_ids = ints(in);
-    }
-  }
-  // The folder's README: 16 prompt ids, all logits of each, 32 greedy steps with their top 5.
+  Reference r = kiln::test::read_llamacpp_reference(path);
   REQUIRE(r.prompt.size() == 16);
-  REQUIRE(r.logits.size() == 16);
-  for (const auto& row : r.logits) REQUIRE(row.size() == 1024);
+  REQUIRE(r.logits[0].size() == 1024);
   REQUIRE(r.gen_ids.size() == 32);
-  REQUIRE(r.gen_margins.size() == 32);
-  REQUIRE(r.gen_top5.size() == 32);
-  for (const auto& top5 : r.gen_top5) REQUIRE(top5.size() == 5);
   return r;
 }
 
