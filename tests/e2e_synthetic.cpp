@@ -81,14 +81,7 @@ Reference read_reference(const std::string& path) {
   return r;
 }
 
-// The logits at every position of ids, in one forward call as the references were made.
-std::vector<float> all_logits(kiln::Sequence& m, const std::vector<int32_t>& ids) {
-  return kiln::test::all_logits(m, ids, static_cast<int>(ids.size()));
-}
-
 std::string display_name(const Fixture& f) { return std::string(f.file) + (f.f16_kv ? " (F16 KV)" : ""); }
-
-int argmax(const float* v, int n) { return static_cast<int>(std::max_element(v, v + n) - v); }
 
 }  // namespace
 
@@ -98,56 +91,11 @@ TEST_CASE("synthetic models match llama.cpp's reference logits and greedy ids") 
     CAPTURE(name);
     auto model = f.load();
     auto sequence = model->new_sequence();
-    const int vocab = model->n_vocab();
     const std::string base = KILN_SHARED_DIR "/models/synthetic/" + std::string(f.file);
-    const Reference ref = read_reference(base + ".ref.txt");
-    const Reference ref_f32kv = read_reference(base + ".ref-f32kv.txt");
-
-    // Prompt logits, one batch.
-    const std::vector<float> got = all_logits(*sequence, ref.prompt);
-    double max_abs = 0, max_abs_f32kv = 0, sum_sq = 0;
-    for (size_t p = 0; p < ref.prompt.size(); ++p)
-      for (int i = 0; i < vocab; ++i) {
-        const double d = got[p * vocab + i] - ref.logits[p][i];
-        max_abs = std::max(max_abs, std::fabs(d));
-        sum_sq += d * d;
-        max_abs_f32kv = std::max(max_abs_f32kv, double(std::fabs(got[p * vocab + i] - ref_f32kv.logits[p][i])));
-      }
-    const double rms = std::sqrt(sum_sq / double(ref.prompt.size() * vocab));
-    INFO(name << ": max |d| " << max_abs << ", rms " << rms << " vs .ref.txt; max |d| " << max_abs_f32kv
-                   << " vs .ref-f32kv.txt");
-    CHECK(max_abs <= f.max_abs);
-    CHECK(rms <= f.rms);
+    kiln::test::check_against_llamacpp(*sequence, read_reference(base + ".ref.txt"), {f.max_abs, f.rms, f.margin});
+    const double max_abs_f32kv = kiln::test::prompt_difference(*sequence, read_reference(base + ".ref-f32kv.txt")).first;
+    INFO(name << ": max |d| " << max_abs_f32kv << " vs .ref-f32kv.txt");
     CHECK(max_abs_f32kv <= f.max_abs_f32kv);
-
-    // Greedy, teacher-forced: prompt + GEN_IDS[0..30]; the argmax at each step
-    // must be the reference's wherever its margin is clear.
-    std::vector<int32_t> seq = ref.prompt;
-    seq.insert(seq.end(), ref.gen_ids.begin(), ref.gen_ids.end() - 1);
-    // The top-5 logits recorded at every step meet the prompt's max-abs bound.
-    const std::vector<float> forced = all_logits(*sequence, seq);
-    double max_abs_gen = 0;
-    for (size_t s = 0; s < ref.gen_ids.size(); ++s) {
-      const float* row = &forced[(ref.prompt.size() - 1 + s) * vocab];
-      if (ref.gen_margins[s] >= f.margin) CHECK(argmax(row, vocab) == ref.gen_ids[s]);
-      for (const auto& [id, logit] : ref.gen_top5[s]) max_abs_gen = std::max(max_abs_gen, double(std::fabs(row[id] - logit)));
-    }
-    INFO("max |d| of the generation steps' top-5 logits " << max_abs_gen);
-    CHECK(max_abs_gen <= f.max_abs);
-
-    // Greedy, free-running: equal ids, or the first difference at a close call.
-    std::vector<int32_t> ids = ref.prompt;
-    std::vector<float> logits = all_logits(*sequence, ids);
-    std::vector<float> last(logits.end() - vocab, logits.end());
-    for (size_t s = 0; s < ref.gen_ids.size(); ++s) {
-      const int32_t next = argmax(last.data(), vocab);
-      if (next != ref.gen_ids[s]) {
-        CHECK(ref.gen_margins[s] < f.margin);
-        break;
-      }
-      ids.push_back(next);
-      sequence->forward(&next, 1, static_cast<int>(ids.size()) - 1, kiln::Logits::Last, last.data());
-    }
   }
 }
 

@@ -2,8 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
+
+#include "tests/reference_check.hpp"
 
 namespace kiln::test {
 
@@ -14,6 +18,8 @@ std::vector<int32_t> ints(std::istringstream& in) {
   for (int32_t x; in >> x;) v.push_back(x);
   return v;
 }
+
+int argmax(const float* v, int n) { return static_cast<int>(std::max_element(v, v + n) - v); }
 
 }  // namespace
 
@@ -52,6 +58,56 @@ LlamaCppReference read_llamacpp_reference(const std::string& path) {
   REQUIRE(r.gen_top5.size() == r.gen_ids.size());
   for (const auto& top5 : r.gen_top5) REQUIRE(top5.size() == 5);
   return r;
+}
+
+std::pair<double, double> prompt_difference(Sequence& seq, const LlamaCppReference& ref) {
+  const int vocab = seq.model().n_vocab();
+  REQUIRE(size_t(vocab) == ref.logits[0].size());
+  const std::vector<float> got = all_logits(seq, ref.prompt, seq.model().max_batch());
+  double max_abs = 0, sum_sq = 0;
+  for (size_t p = 0; p < ref.prompt.size(); ++p)
+    for (int i = 0; i < vocab; ++i) {
+      const double d = got[p * vocab + i] - ref.logits[p][i];
+      max_abs = std::max(max_abs, std::fabs(d));
+      sum_sq += d * d;
+    }
+  return {max_abs, std::sqrt(sum_sq / double(ref.prompt.size() * vocab))};
+}
+
+void check_against_llamacpp(Sequence& seq, const LlamaCppReference& ref, const LlamaCppBounds& b) {
+  const int vocab = seq.model().n_vocab();
+  const auto [max_abs, rms] = prompt_difference(seq, ref);
+  INFO("prompt: max |d| " << max_abs << ", rms " << rms);
+  CHECK(max_abs <= b.max_abs);
+  CHECK(rms <= b.rms);
+
+  // Teacher-forced: the prompt, then the reference's ids but the last.
+  std::vector<int32_t> forced_ids = ref.prompt;
+  forced_ids.insert(forced_ids.end(), ref.gen_ids.begin(), ref.gen_ids.end() - 1);
+  const std::vector<float> forced = all_logits(seq, forced_ids, seq.model().max_batch());
+  double max_abs_gen = 0;
+  for (size_t s = 0; s < ref.gen_ids.size(); ++s) {
+    const float* row = &forced[(ref.prompt.size() - 1 + s) * vocab];
+    if (ref.gen_margins[s] >= b.margin) CHECK(argmax(row, vocab) == ref.gen_ids[s]);
+    for (const auto& [id, logit] : ref.gen_top5[s]) max_abs_gen = std::max(max_abs_gen, double(std::fabs(row[id] - logit)));
+  }
+  MESSAGE("vs llama.cpp: prompt max |d| " << max_abs << ", rms " << rms << "; generation steps' top-5 max |d| "
+                                         << max_abs_gen);
+  CHECK(max_abs_gen <= b.max_abs);
+
+  // Free-running: equal ids, or the first difference at a close call.
+  std::vector<int32_t> ids = ref.prompt;
+  const std::vector<float> logits = all_logits(seq, ids, seq.model().max_batch());
+  std::vector<float> last(logits.end() - vocab, logits.end());
+  for (size_t s = 0; s < ref.gen_ids.size(); ++s) {
+    const int32_t next = argmax(last.data(), vocab);
+    if (next != ref.gen_ids[s]) {
+      CHECK(ref.gen_margins[s] < b.margin);
+      break;
+    }
+    ids.push_back(next);
+    seq.forward(&next, 1, static_cast<int>(ids.size()) - 1, Logits::Last, last.data());
+  }
 }
 
 }  // namespace kiln::test

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/model.hpp"
+
 namespace kiln::test {
 
 struct LlamaCppReference {
@@ -22,5 +24,22 @@ struct LlamaCppReference {
 // Reads a reference file; fails the current test when it is missing or its
 // parts disagree in size (a position without its logits, a step without its top 5).
 LlamaCppReference read_llamacpp_reference(const std::string& path);
+
+// How far a compiled model may be from a reference: the largest and the RMS
+// |logit difference| over the prompt (and over the generation steps' top 5),
+// and the top-1 margin from which the greedy choice must be llama.cpp's.
+struct LlamaCppBounds {
+  float max_abs, rms, margin;
+};
+
+// The largest |logit difference| between `seq` run over the reference's
+// prompt in one batch and the reference, and the RMS of the differences.
+std::pair<double, double> prompt_difference(Sequence& seq, const LlamaCppReference& ref);
+
+// doctest checks of `seq` against `ref` within `b`: the prompt's logits; the
+// greedy steps teacher-forced (the top-5 logits llama.cpp recorded, and the
+// argmax wherever its margin is clear); and greedy free-running, whose ids
+// must be equal up to a step whose margin is not clear.
+void check_against_llamacpp(Sequence& seq, const LlamaCppReference& ref, const LlamaCppBounds& b);
 
 }  // namespace kiln::test
