@@ -35,7 +35,8 @@ void quantize_block_q8_0(const float* x, BlockQ8_0& out) {
 template <class Block>
 void store_q5_codes(const uint8_t (&codes)[kQuantBlockElems], Block& out) {
   uint32_t qh = 0;
-  for (int j = 0; j < kQuantBlockElems / 2; ++j) out.qs[j] = static_cast<uint8_t>((codes[j] & 0x0f) | (codes[j + 16] & 0x0f) << 4);
+  for (int j = 0; j < kQuantBlockElems / 2; ++j)
+    out.qs[j] = static_cast<uint8_t>((codes[j] & 0x0f) | (codes[j + 16] & 0x0f) << 4);
   for (int j = 0; j < kQuantBlockElems; ++j) qh |= static_cast<uint32_t>(codes[j] >> 4) << j;
   for (int k = 0; k < 4; ++k) out.qh[k] = static_cast<uint8_t>(qh >> (8 * k));
 }
@@ -70,7 +71,8 @@ void quantize_block_q5_0(const float* x, BlockQ5_0& out) {
   const float inv_d = d != 0.0f ? 1.0f / d : 0.0f;
   out.d = fp32_to_fp16(d);
   uint8_t codes[kQuantBlockElems];
-  for (int j = 0; j < kQuantBlockElems; ++j) codes[j] = static_cast<uint8_t>(std::min(31, static_cast<int>(x[j] * inv_d + 16.5f)));
+  for (int j = 0; j < kQuantBlockElems; ++j)
+    codes[j] = static_cast<uint8_t>(std::min(31, static_cast<int>(x[j] * inv_d + 16.5f)));
   store_q5_codes(codes, out);
 }
 

@@ -15,7 +15,8 @@ template <>
 struct WeightRow<TensorType::IQ4_NL> {
   static float at(const uint8_t* row, int64_t k) {
     const BlockIQ4_NL& b = reinterpret_cast<const BlockIQ4_NL*>(row)[k / kQuantBlockElems];
-    return fp16_to_fp32(b.d) * static_cast<float>(kIq4Values[block_nibble(b.qs, static_cast<int>(k % kQuantBlockElems))]);
+    const int nibble = block_nibble(b.qs, static_cast<int>(k % kQuantBlockElems));
+    return fp16_to_fp32(b.d) * static_cast<float>(kIq4Values[nibble]);
   }
 };
 

@@ -12,11 +12,13 @@
 #include <random>
 
 #include "kiln_test_synth_llama_mixed.hpp"
+#include "kiln_test_synth_llama_q5_iq4.hpp"
 #include "kiln_test_synth_llama_tied_ropefreqs.hpp"
 #include "kiln_test_linear_rope.hpp"
 #include "kiln_test_synth_q4_k_m.hpp"
 #include "kiln_test_synth_q4_k_m_f32.hpp"
 #include "kiln_test_synth_qwen2_mixed.hpp"
+#include "kiln_test_synth_qwen2_q2_q3.hpp"
 #include "tests/batch_check.hpp"
 #include "tests/reference_check.hpp"
 
@@ -34,6 +36,8 @@ const SynthFixture kFixtures[] = {
     {KILN_SYNTH_FIXTURE(kiln_test_synth_llama_mixed)},
     {KILN_SYNTH_FIXTURE(kiln_test_synth_qwen2_mixed)},
     {KILN_SYNTH_FIXTURE(kiln_test_synth_llama_tied_ropefreqs)},
+    {KILN_SYNTH_FIXTURE(kiln_test_synth_llama_q5_iq4)},
+    {KILN_SYNTH_FIXTURE(kiln_test_synth_qwen2_q2_q3)},
     {KILN_SYNTH_FIXTURE(kiln_test_linear_rope)},
     {KILN_SYNTH_FIXTURE(kiln_test_synth_q4_k_m)},
 };

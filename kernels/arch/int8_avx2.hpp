@@ -50,7 +50,8 @@ struct Avx2Int8Ops {
     const __m256i mask = _mm256_set1_epi8(static_cast<char>(3 << at));
     for (int h = 0; h < 2; ++h) {
       const __m256i bits = load(crumbs + kVector * h);
-      for (int v = 0; v < 4; ++v) q.a[4 * h + v] = _mm256_or_si256(q.a[4 * h + v], _mm256_and_si256(shift(bits, at - 2 * v), mask));
+      for (int v = 0; v < 4; ++v)
+        q.a[4 * h + v] = _mm256_or_si256(q.a[4 * h + v], _mm256_and_si256(shift(bits, at - 2 * v), mask));
     }
   }
   static void or_bits(const uint8_t* bit_vector, int at, Quants& q) {

@@ -51,7 +51,8 @@ struct Avx512VnniInt8Ops {
     const __m512i mask = _mm512_set1_epi8(static_cast<char>(3 << at));
     for (int h = 0; h < 2; ++h) {
       const __m512i bits = load(crumbs + kVector * h);
-      for (int v = 0; v < 4; ++v) q.w[4 * h + v] = _mm512_or_si512(q.w[4 * h + v], _mm512_and_si512(shift(bits, at - 2 * v), mask));
+      for (int v = 0; v < 4; ++v)
+        q.w[4 * h + v] = _mm512_or_si512(q.w[4 * h + v], _mm512_and_si512(shift(bits, at - 2 * v), mask));
     }
   }
   static void or_bits(const uint8_t* bit_vector, int at, Quants& q) {
