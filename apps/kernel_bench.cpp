@@ -111,10 +111,16 @@ int main() {
   run_both<TensorType::F32>();
   run_both<TensorType::F16>();
   run_both<TensorType::Q8_0>();
+  run_both<TensorType::Q5_1>();
+  run_both<TensorType::Q5_0>();
   run_both<TensorType::Q4_0>();
-  run_both<TensorType::Q4_K>();
-  run_both<TensorType::Q5_K>();
+  run_both<TensorType::IQ4_NL>();
   run_both<TensorType::Q6_K>();
+  run_both<TensorType::Q5_K>();
+  run_both<TensorType::Q4_K>();
+  run_both<TensorType::IQ4_XS>();
+  run_both<TensorType::Q3_K>();
+  run_both<TensorType::Q2_K>();
 
   std::printf("\n| heads / kv heads / dim | queries (F16 cache) | GFLOP/s | ms per call |\n|---|---|---:|---:|\n");
   run_attention<32, 4, 64>("1 token after 1,000 cached", 1, 1000, 2000);

@@ -1,16 +1,23 @@
-// The K-quant matmul's inner loop: a group of interleaved Q4_K, Q5_K or Q6_K
-// rows (interleave_k.hpp) times activation vectors rounded to Q8 blocks
-// (q8_activations.hpp), in integer arithmetic up to each sub-block's scale.
+// The super-block matmul's inner loop: a group of interleaved Q2_K .. Q6_K
+// or IQ4_XS rows (interleave_k.hpp) times activation vectors rounded to Q8
+// blocks (q8_activations.hpp), in integer arithmetic up to each sub-block's
+// scale.
 //
 // Numerics. For each unit b of 32 columns (activation block with scale dx
 // and half sums S0, S1) every row computes exact integer products of its
-// unsigned codes with the activations (kernels/arch/int8_*.hpp, dot_codes)
+// codes with the activations (kernels/arch/int8_*.hpp, dot_codes and dot)
 // and then, in float, one rounding per operation, in this order:
 //   Q4_K, Q5_K (value = d * scale * code - dmin * min):
 //     acc = fma(float(sum code * x), (d * scale_b) * dx, acc)
 //     acc = acc - (dmin * min_b) * (dx * float(S0 + S1))        (fused)
-//   Q6_K (value = d * scale * (code - 32)), for each half h of 16 columns:
-//     acc = fma(float(sum code * x - 32 * S_h), (d * scale_h) * dx, acc)
+//   IQ4_XS (value = d * scale * codebook value):
+//     acc = fma(float(sum value * x), (d * scale_b) * dx, acc)
+//   Q6_K, Q3_K (value = d * scale * (code - bias), bias 32 or 4), for each
+//   half h of 16 columns:
+//     acc = fma(float(sum code * x - bias * S_h), (d * scale_h) * dx, acc)
+//   Q2_K (value = d * scale * code - dmin * min), for each half h:
+//     acc = fma(float(sum code * x), (d * scale_h) * dx, acc)
+//     acc = acc - (dmin * min_h) * (dx * float(S_h))             (fused)
 // d and dmin are the rows' fp16 values, scale and min their small integers.
 // Every instruction set performs exactly these operations, so results are
 // the same bits everywhere; tests check each against the portable ops.
@@ -18,24 +25,34 @@
 
 #include <cstdint>
 
+#include "kernels/int8_dot.hpp"
 #include "kernels/interleave_k.hpp"
 #include "kernels/q8_activations.hpp"
 
 namespace kiln::kernels {
 
 // The largest code of a K-quant type (AVX2 sums that many products in 16 bits).
-constexpr int k_max_code(TensorType t) { return t == TensorType::Q4_K ? 15 : t == TensorType::Q5_K ? 31 : 63; }
+constexpr int k_max_code(TensorType t) {
+  switch (t) {
+    case TensorType::Q2_K: return 3;
+    case TensorType::Q3_K: return 7;
+    case TensorType::Q4_K: return 15;
+    case TensorType::Q5_K: return 31;
+    default: return 63;  // Q6_K
+  }
+}
 
 // acc[t] (lane r) = dot(row r of the group, activation vector t) for NVecs
 // consecutive Q8 vectors of Cols values.
 template <class Ops, TensorType T, int Cols, int NVecs, int64_t PrefetchAhead>
 void dot_group_kquant(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs]) {
-  static_assert(is_k_quant(T) && Cols % kSuperBlockElems == 0 && Ops::kRows == kInterleaveRows);
+  static_assert(is_super_block_type(T) && Cols % kSuperBlockElems == 0 && Ops::kRows == kInterleaveRows);
   using arch::CodeSpan;
   using Acc = typename Ops::Acc;
   constexpr int R = Ops::kRows;
   constexpr int kBlocks = Cols / kQuantBlockElems;
   constexpr int kMaxCode = k_max_code(T);
+  constexpr int32_t kBias = code_bias(T);
   constexpr int64_t kUnitBytes = k_unit_row_bytes(T) * R;
 
   for (auto& a : acc) a = Ops::zero();
@@ -48,16 +65,39 @@ void dot_group_kquant(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVe
       for (int64_t line = 0; line < kUnitBytes; line += 64) __builtin_prefetch(unit + line + PrefetchAhead);
       const typename Ops::Quants w = Ops::template decode_k<T>(unit);
       const int b = sb * kUnitsPerSuperBlock + u;
-      if constexpr (T == TensorType::Q6_K) {
+      if constexpr (T == TensorType::Q6_K || T == TensorType::Q3_K) {
         const uint8_t* scales = super + 2 * R;
         const Acc scale_low = Ops::mul(d, Ops::template byte_scales<true>(scales + 2 * u * R));
         const Acc scale_high = Ops::mul(d, Ops::template byte_scales<true>(scales + (2 * u + 1) * R));
         for (int t = 0; t < NVecs; ++t) {
           const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
-          const auto low = Ops::template dot_codes<CodeSpan::Low, kMaxCode>(w, xb.qs, 32 * xb.sum[0]);
-          const auto high = Ops::template dot_codes<CodeSpan::High, kMaxCode>(w, xb.qs, 32 * xb.sum[1]);
+          const auto low = Ops::template dot_codes<CodeSpan::Low, kMaxCode>(w, xb.qs, kBias * xb.sum[0]);
+          const auto high = Ops::template dot_codes<CodeSpan::High, kMaxCode>(w, xb.qs, kBias * xb.sum[1]);
           acc[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), acc[t]);
           acc[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), acc[t]);
+        }
+      } else if constexpr (T == TensorType::Q2_K) {
+        const Acc dmin = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super + 2 * R));
+        const uint8_t* packed = super + 4 * R;  // scale | min << 4, for each half
+        const Acc scale_low = Ops::mul(d, Ops::template nibble_scales<false>(packed + 2 * u * R));
+        const Acc scale_high = Ops::mul(d, Ops::template nibble_scales<false>(packed + (2 * u + 1) * R));
+        const Acc min_low = Ops::mul(dmin, Ops::template nibble_scales<true>(packed + 2 * u * R));
+        const Acc min_high = Ops::mul(dmin, Ops::template nibble_scales<true>(packed + (2 * u + 1) * R));
+        for (int t = 0; t < NVecs; ++t) {
+          const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
+          const auto low = Ops::template dot_codes<CodeSpan::Low, kMaxCode>(w, xb.qs, 0);
+          const auto high = Ops::template dot_codes<CodeSpan::High, kMaxCode>(w, xb.qs, 0);
+          acc[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), acc[t]);
+          acc[t] = Ops::fnma(min_low, *xb.d * static_cast<float>(xb.sum[0]), acc[t]);
+          acc[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), acc[t]);
+          acc[t] = Ops::fnma(min_high, *xb.d * static_cast<float>(xb.sum[1]), acc[t]);
+        }
+      } else if constexpr (T == TensorType::IQ4_XS) {
+        const Acc scale = Ops::mul(d, Ops::template byte_scales<true>(super + 2 * R + u * R));
+        for (int t = 0; t < NVecs; ++t) {
+          const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
+          const auto dots = Ops::template dot<TensorType::IQ4_NL>(w, xb.qs, kBias * xb.block_sum());
+          acc[t] = Ops::fma(dots, Ops::scales(scale, *xb.d), acc[t]);
         }
       } else {
         const Acc dmin = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super + 2 * R));

@@ -1,11 +1,15 @@
 // The quantized matmul's inner loop: a group of kInterleaveRows interleaved
-// Q8_0 / Q4_0 weight rows (interleave.hpp) times activation vectors rounded
-// to Q8 blocks (q8_activations.hpp), in integer arithmetic (int8_dot.hpp);
-// K-quant groups go to dot_kquant.hpp.
+// weight rows of a 32-element block type (Q8_0, Q4_0, Q5_0, Q5_1, IQ4_NL;
+// interleave.hpp) times activation vectors rounded to Q8 blocks
+// (q8_activations.hpp), in integer arithmetic (int8_dot.hpp); groups of the
+// super-block types go to dot_kquant.hpp.
 //
 // Numerics: each (row, token) result is accumulated as int8_dot.hpp
-// describes, block after block. Tiling only decides how many tokens share a
-// decoded weight block, so a token's result is the same alone or in a batch.
+// describes, block after block; Q5_1 (value = d * code + m) then adds its
+// min, acc = fma(m, dx * float(S), acc) with S the activation block's sum
+// (as fnma(m, -(dx * float(S)), acc), the same single rounding). Tiling
+// only decides how many tokens share a decoded weight block, so a token's
+// result is the same alone or in a batch.
 #pragma once
 
 #include <cstdint>
@@ -28,25 +32,30 @@ constexpr bool reads_q8(TensorType t) { return is_interleaved(t); }
 inline constexpr int64_t kPrefetchAheadBytes = 2048;
 inline constexpr int64_t kCacheLineBytes = 64;
 
-// dot_group_q8 for Q8_0 and Q4_0.
+// dot_group_q8 for the 32-element block types.
 template <class Ops, TensorType T, int Cols, int NVecs>
 void dot_group_blocks(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs]) {
-  static_assert((T == TensorType::Q8_0 || T == TensorType::Q4_0) && Cols % kQuantBlockElems == 0);
+  static_assert(is_block_interleaved(T) && Cols % kQuantBlockElems == 0 && Ops::kRows == kInterleaveRows);
   constexpr int kBlocks = Cols / kQuantBlockElems;
   constexpr int64_t kBlockBytes = Ops::kRows * block_quant_bytes(T);
+  constexpr int64_t kScaleFields = block_scale_bytes(T) / 2;  // d, and Q5_1's m
   const auto* scales = reinterpret_cast<const uint16_t*>(group);
-  const uint8_t* quants = group + interleaved_scales_bytes(Cols);
+  const uint8_t* quants = group + interleaved_scales_bytes(T, Cols);
 
   for (auto& a : acc) a = Ops::zero();
   for (int b = 0; b < kBlocks; ++b) {
     for (int64_t line = 0; line < kBlockBytes; line += kCacheLineBytes)
       __builtin_prefetch(quants + b * kBlockBytes + line + kPrefetchAheadBytes);
     const typename Ops::Quants w = Ops::template decode<T>(quants + b * kBlockBytes);
-    const typename Ops::Acc w_scales = Ops::weight_scales(scales + b * Ops::kRows);
+    const uint16_t* block_scales = scales + b * Ops::kRows * kScaleFields;
+    const typename Ops::Acc w_scales = Ops::weight_scales(block_scales);
+    const typename Ops::Acc mins = T == TensorType::Q5_1 ? Ops::weight_scales(block_scales + Ops::kRows) : Ops::zero();
     for (int t = 0; t < NVecs; ++t) {
       const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
-      const int32_t offset = T == TensorType::Q4_0 ? 8 * xb.block_sum() : 0;
+      const int32_t offset = code_bias(T) * xb.block_sum();
       acc[t] = Ops::fma(Ops::template dot<T>(w, xb.qs, offset), Ops::scales(w_scales, *xb.d), acc[t]);
+      if constexpr (T == TensorType::Q5_1)
+        acc[t] = Ops::fnma(mins, -(*xb.d * static_cast<float>(xb.block_sum())), acc[t]);
     }
   }
 }
@@ -55,7 +64,7 @@ void dot_group_blocks(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVe
 // consecutive Q8 vectors of Cols values.
 template <class Ops, TensorType T, int Cols, int NVecs>
 void dot_group_q8(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs]) {
-  if constexpr (is_k_quant(T))
+  if constexpr (is_super_block_type(T))
     dot_group_kquant<Ops, T, Cols, NVecs, kPrefetchAheadBytes>(group, x, acc);
   else
     dot_group_blocks<Ops, T, Cols, NVecs>(group, x, acc);

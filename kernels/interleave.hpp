@@ -1,5 +1,6 @@
-// Q8_0 and Q4_0 matrices rearranged at load time into the order the integer
-// matmul reads them.
+// Quantized matrices rearranged at load time into the order the integer
+// matmul reads them; this file covers the types of 32-element blocks (Q8_0,
+// Q4_0, Q5_0, Q5_1, IQ4_NL) and the sizes of every interleaved type.
 //
 // GGUF stores a quantized matrix row after row. The matmul (dot_q8.hpp)
 // multiplies kInterleaveRows rows at once (8 with AVX2 or NEON, 16 with
@@ -9,21 +10,22 @@
 // of kInterleaveRows rows becomes one contiguous stretch of memory (read
 // front to back, a single stream for the prefetcher):
 //
-//   scales: for each block b, the rows' fp16 scales (2 * kInterleaveRows
-//           bytes), padded to a cache line at the end;
-//   quants: for each block b, vectors of 4 * kInterleaveRows bytes; vector v
-//           holds bytes 4v .. 4v + 3 of row 0's quants in block b, then the
-//           same bytes of rows 1, 2, ... Q8_0 has 8 vectors per block
-//           (elements 4v .. 4v + 3); Q4_0 has 4 (byte j packs elements j and
-//           j + 16 as low and high nibble, so vector v holds elements
-//           4v .. 4v + 3 and 16 + 4v ..).
+//   scales: for each block b, the rows' fp16 scales d (2 * kInterleaveRows
+//           bytes), for Q5_1 followed by the rows' fp16 mins m; padded to a
+//           cache line at the end;
+//   quants: for each block b, vectors of 4 * kInterleaveRows bytes
+//           (interleave_unit.hpp): Q8_0 has 8, vector v holding bytes
+//           4v .. 4v + 3 of each row's 32 signed values; Q4_0 and IQ4_NL the
+//           4 vectors of nibbles (the GGUF's bytes as they are); Q5_0 and
+//           Q5_1 the 4 vectors of their codes' low 4 bits, then a vector of
+//           bits holding the fifth.
 //
 // A last group with fewer rows is padded with zero rows. The layout takes the
 // bytes of the GGUF matrix plus at most 64 bytes of padding per group (and
 // the zero rows of the last group). It depends on the instruction set the
 // build targets, like the code that reads it.
 //
-// Q4_K, Q5_K and Q6_K have a layout of their own in the same spirit
+// The K-quants and IQ4_XS have a layout of their own in the same spirit
 // (interleave_k.hpp); the functions below cover every interleaved type.
 #pragma once
 
@@ -31,29 +33,34 @@
 
 #include "kernels/arch/int8.hpp"
 #include "kernels/interleave_k.hpp"
+#include "kernels/interleave_unit.hpp"
 #include "kernels/quant.hpp"
 
 namespace kiln::kernels {
 
-// The weight types stored interleaved for the matmul.
-constexpr bool is_interleaved(TensorType t) {
-  return t == TensorType::Q8_0 || t == TensorType::Q4_0 || is_k_quant(t);
+// The types of 32-element blocks stored interleaved for the matmul.
+constexpr bool is_block_interleaved(TensorType t) {
+  return t == TensorType::Q8_0 || t == TensorType::Q4_0 || t == TensorType::Q5_0 || t == TensorType::Q5_1 ||
+         t == TensorType::IQ4_NL;
 }
 
-// Bytes of one row's quants in one block (the block without its fp16 scale).
-constexpr int64_t block_quant_bytes(TensorType t) { return traits_of(t).block_bytes - 2; }
+// The weight types stored interleaved for the matmul.
+constexpr bool is_interleaved(TensorType t) { return is_block_interleaved(t) || is_super_block_type(t); }
 
-// Bytes of one vector of a block: 4 of each row.
-inline constexpr int64_t kInterleavedVectorBytes = 4 * kInterleaveRows;
+// Bytes of one row's scales in one block: d, and Q5_1's m.
+constexpr int64_t block_scale_bytes(TensorType t) { return t == TensorType::Q5_1 ? 4 : 2; }
 
-constexpr int64_t interleaved_scales_bytes(int64_t cols) {
-  const int64_t bytes = cols / kQuantBlockElems * kInterleaveRows * 2;
+// Bytes of one row's quants in one block (the block without its scales).
+constexpr int64_t block_quant_bytes(TensorType t) { return traits_of(t).block_bytes - block_scale_bytes(t); }
+
+constexpr int64_t interleaved_scales_bytes(TensorType t, int64_t cols) {
+  const int64_t bytes = cols / kQuantBlockElems * kInterleaveRows * block_scale_bytes(t);
   return (bytes + 63) / 64 * 64;
 }
 
 constexpr int64_t interleaved_group_bytes(TensorType t, int64_t cols) {
-  if (is_k_quant(t)) return k_interleaved_group_bytes(t, cols);
-  return interleaved_scales_bytes(cols) + cols / kQuantBlockElems * kInterleaveRows * block_quant_bytes(t);
+  if (is_super_block_type(t)) return k_interleaved_group_bytes(t, cols);
+  return interleaved_scales_bytes(t, cols) + cols / kQuantBlockElems * kInterleaveRows * block_quant_bytes(t);
 }
 
 constexpr int64_t interleaved_groups(int64_t rows) { return (rows + kInterleaveRows - 1) / kInterleaveRows; }

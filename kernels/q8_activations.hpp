@@ -1,5 +1,5 @@
-// Activations rounded to 8 bits, the input of the integer matmul for Q8_0,
-// Q4_0 and the K-quant weights, and the kernels that produce them (alone, or fused with the
+// Activations rounded to 8 bits, the input of the integer matmul for every
+// quantized weight type, and the kernels that produce them (alone, or fused with the
 // step that computes the activations, which saves a pass and a barrier).
 //
 // The rounding is ggml's for x86 (quantize_row_q8_0): per block of 32 values,
@@ -21,9 +21,10 @@
 namespace kiln::kernels {
 
 // Each block's qs are also summed, per half of 16 values: weights stored as
-// unsigned codes with an offset (Q4_0's nibble - 8, Q6_K's code - 32) or a
-// subtracted min (Q4_K, Q5_K) need sum(x) over the span one weight scale
-// covers, which is 16 values for Q6_K (see int8_dot.hpp and dot_kquant.hpp).
+// unsigned codes with an offset (Q4_0's nibble - 8, Q6_K's code - 32, ...)
+// or with a min (Q5_1, Q2_K, Q4_K, Q5_K) need sum(x) over the span one
+// weight scale covers, which is 16 values for Q2_K, Q3_K and Q6_K (see
+// int8_dot.hpp and dot_kquant.hpp).
 inline constexpr int kQ8HalfElems = kQuantBlockElems / 2;
 
 // Where rounded activations go: token t's Cols values as Cols / 32 blocks,

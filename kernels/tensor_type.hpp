@@ -15,10 +15,16 @@ enum class TensorType : uint32_t {
   F32 = 0,
   F16 = 1,
   Q4_0 = 2,
+  Q5_0 = 6,
+  Q5_1 = 7,
   Q8_0 = 8,
+  Q2_K = 10,
+  Q3_K = 11,
   Q4_K = 12,
   Q5_K = 13,
   Q6_K = 14,
+  IQ4_NL = 20,
+  IQ4_XS = 23,
   BF16 = 30,
 };
 
@@ -34,10 +40,16 @@ inline constexpr TypeTraits kTypeTraits[] = {
     {TensorType::F32, "f32", "F32", 1, 4},
     {TensorType::F16, "f16", "F16", 1, 2},
     {TensorType::Q4_0, "q4_0", "Q4_0", 32, 18},
+    {TensorType::Q5_0, "q5_0", "Q5_0", 32, 22},
+    {TensorType::Q5_1, "q5_1", "Q5_1", 32, 24},
     {TensorType::Q8_0, "q8_0", "Q8_0", 32, 34},
+    {TensorType::Q2_K, "q2_k", "Q2_K", 256, 84},
+    {TensorType::Q3_K, "q3_k", "Q3_K", 256, 110},
     {TensorType::Q4_K, "q4_k", "Q4_K", 256, 144},
     {TensorType::Q5_K, "q5_k", "Q5_K", 256, 176},
     {TensorType::Q6_K, "q6_k", "Q6_K", 256, 210},
+    {TensorType::IQ4_NL, "iq4_nl", "IQ4_NL", 32, 18},
+    {TensorType::IQ4_XS, "iq4_xs", "IQ4_XS", 256, 136},
     {TensorType::BF16, "bf16", "BF16", 1, 2},
 };
 

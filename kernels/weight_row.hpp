@@ -3,6 +3,7 @@
 // faster way to get it), so dequantize_row and matmul agree bit for bit.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -69,9 +70,28 @@ struct WeightRow<TensorType::Q4_0> {
   }
 };
 
+template <>
+struct WeightRow<TensorType::Q5_0> {
+  static float at(const uint8_t* row, int64_t k) {
+    const BlockQ5_0& b = reinterpret_cast<const BlockQ5_0*>(row)[k / kQuantBlockElems];
+    return fp16_to_fp32(b.d) * static_cast<float>(q5_code(b, static_cast<int>(k % kQuantBlockElems)) - 16);
+  }
+};
+
+// d * code + m with a fused multiply-add.
+template <>
+struct WeightRow<TensorType::Q5_1> {
+  static float at(const uint8_t* row, int64_t k) {
+    const BlockQ5_1& b = reinterpret_cast<const BlockQ5_1*>(row)[k / kQuantBlockElems];
+    const int code = q5_code(b, static_cast<int>(k % kQuantBlockElems));
+    return std::fma(fp16_to_fp32(b.d), static_cast<float>(code), fp16_to_fp32(b.m));
+  }
+};
+
 }  // namespace kiln::kernels
 
 // Specializations kept in files of their own; included here, after the
 // primary template, so that whoever sees WeightRow sees every type.
 #include "kernels/weight_row_bf16.hpp"
+#include "kernels/weight_row_iq4.hpp"
 #include "kernels/weight_row_kquant.hpp"

@@ -9,6 +9,7 @@
 
 #include "kernels/fp16.hpp"
 #include "kernels/quant_k.hpp"
+#include "kernels/quant_k_low.hpp"
 #include "kernels/weight_row.hpp"
 
 namespace kiln::kernels {
@@ -61,6 +62,27 @@ struct WeightRow<TensorType::Q6_K> {
     const auto& b = kquant::block<BlockQ6_K>(row, k);
     const int j = static_cast<int>(k % kSuperBlockElems);
     return fp16_to_fp32(b.d) * static_cast<float>(b.scales[j / 16]) * static_cast<float>(q6_k_code(b, j) - 32);
+  }
+};
+
+template <>
+struct WeightRow<TensorType::Q2_K> {
+  static float at(const uint8_t* row, int64_t k) {
+    const auto& b = kquant::block<BlockQ2_K>(row, k);
+    const int j = static_cast<int>(k % kSuperBlockElems);
+    const uint8_t scale_min = b.scales[j / 16];
+    const kquant::Affine affine{fp16_to_fp32(b.d) * static_cast<float>(scale_min & 0x0f),
+                                fp16_to_fp32(b.dmin) * static_cast<float>(scale_min >> 4)};
+    return affine(static_cast<float>(low_crumb_code(b.qs, j)));
+  }
+};
+
+template <>
+struct WeightRow<TensorType::Q3_K> {
+  static float at(const uint8_t* row, int64_t k) {
+    const auto& b = kquant::block<BlockQ3_K>(row, k);
+    const int j = static_cast<int>(k % kSuperBlockElems);
+    return fp16_to_fp32(b.d) * static_cast<float>(q3_k_scale(b, j / 16)) * static_cast<float>(q3_k_code(b, j) - 4);
   }
 };
 

@@ -1,5 +1,6 @@
-// The architectures beyond llama and qwen2 (qwen3, gemma3, smollm3), each in
-// F32, Q8_0 and kiln-synth's Q4_K_M, against llama.cpp's logits for the same
+// The architectures beyond llama and qwen2 (qwen3, gemma3, smollm3): in F32
+// against the reference forward pass and for batch and thread invariance, and
+// in F32, Q8_0 and kiln-synth's Q4_K_M against llama.cpp's logits for the same
 // files: the prompt in one batch (24 tokens, longer than gemma3's 16-token
 // window) and 32 greedy steps. The references (tests/llamacpp/) were made by
 // tests/llama_oracle/refdump with F32 attention (--f32kv), so the models are
@@ -22,16 +23,21 @@
 #include "kiln_test_synth_smollm3_q4_k_m.hpp"
 #include "kiln_test_synth_smollm3_q8_0.hpp"
 #include "tests/llamacpp_reference.hpp"
+#include "tests/synth_fixture_checks.hpp"
 
 namespace {
 
 struct Fixture {
   const char* name;
   std::function<std::unique_ptr<kiln::Model>()> load;
+  const char* gguf;
   kiln::test::LlamaCppBounds bounds;
+  // Also held to the reference forward pass and to batch and thread
+  // invariance (the quantized ones are those of the same model, rounded).
+  bool float_weights = false;
 };
 
-#define KILN_ARCH_FIXTURE(ns) #ns, [] { return kiln::models::ns::load(); }
+#define KILN_ARCH_FIXTURE(ns) #ns, [] { return kiln::models::ns::load(); }, kiln::models::ns::kDefaultGguf
 
 // Bounds by weight type, as e2e_synthetic's for llama.cpp's F32-attention
 // references: F32 weights differ only in the order of float sums (1e-3);
@@ -41,18 +47,26 @@ struct Fixture {
 constexpr kiln::test::LlamaCppBounds kF32{1e-3f, 2e-4f, 0.1f}, kQ8_0{0.75f, 0.15f, 1.5f}, kQ4_K_M{2.5f, 0.5f, 2.5f};
 
 const Fixture kFixtures[] = {
-    {KILN_ARCH_FIXTURE(kiln_test_synth_qwen3), kF32},
+    {KILN_ARCH_FIXTURE(kiln_test_synth_qwen3), kF32, true},
     {KILN_ARCH_FIXTURE(kiln_test_synth_qwen3_q8_0), kQ8_0},
     {KILN_ARCH_FIXTURE(kiln_test_synth_qwen3_q4_k_m), kQ4_K_M},
-    {KILN_ARCH_FIXTURE(kiln_test_synth_gemma3), kF32},
+    {KILN_ARCH_FIXTURE(kiln_test_synth_gemma3), kF32, true},
     {KILN_ARCH_FIXTURE(kiln_test_synth_gemma3_q8_0), kQ8_0},
     {KILN_ARCH_FIXTURE(kiln_test_synth_gemma3_q4_k_m), kQ4_K_M},
-    {KILN_ARCH_FIXTURE(kiln_test_synth_smollm3), kF32},
+    {KILN_ARCH_FIXTURE(kiln_test_synth_smollm3), kF32, true},
     {KILN_ARCH_FIXTURE(kiln_test_synth_smollm3_q8_0), kQ8_0},
     {KILN_ARCH_FIXTURE(kiln_test_synth_smollm3_q4_k_m), kQ4_K_M},
 };
 
 }  // namespace
+
+TEST_CASE("qwen3, gemma3 and smollm3 in F32 agree with the reference forward pass, whatever the batch and the threads") {
+  for (const Fixture& f : kFixtures) {
+    if (!f.float_weights) continue;
+    CAPTURE(std::string(f.name));
+    kiln::test::check_synthetic_model(*f.load(), f.gguf);
+  }
+}
 
 TEST_CASE("qwen3, gemma3 and smollm3 match llama.cpp's logits and greedy ids") {
   for (const Fixture& f : kFixtures) {

@@ -1,6 +1,7 @@
 // End to end on models kiln-synth writes (tests/CMakeLists.txt lists them):
-// between them they use every architecture, weight type and RoPE variant the
-// tool can write, mixed across tensor roles. Each is checked against the plain
+// between them they use every weight type and RoPE variant, mixed across
+// tensor roles, on the llama and qwen2 architectures (the others:
+// e2e_architectures). Each is checked against the plain
 // reference forward pass in tests/, for batch/thread independence, and for
 // batched decoding of several sequences matching each sequence's solo run.
 #include <doctest/doctest.h>
@@ -9,19 +10,17 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <random>
 
 #include "kiln_test_synth_llama_mixed.hpp"
+#include "kiln_test_synth_llama_q5_iq4.hpp"
 #include "kiln_test_synth_llama_tied_ropefreqs.hpp"
 #include "kiln_test_linear_rope.hpp"
 #include "kiln_test_synth_q4_k_m.hpp"
 #include "kiln_test_synth_q4_k_m_f32.hpp"
-#include "kiln_test_synth_gemma3.hpp"
 #include "kiln_test_synth_qwen2_mixed.hpp"
-#include "kiln_test_synth_qwen3.hpp"
-#include "kiln_test_synth_smollm3.hpp"
-#include "tests/batch_check.hpp"
+#include "kiln_test_synth_qwen2_q2_q3.hpp"
 #include "tests/reference_check.hpp"
+#include "tests/synth_fixture_checks.hpp"
 
 namespace {
 
@@ -37,55 +36,18 @@ const SynthFixture kFixtures[] = {
     {KILN_SYNTH_FIXTURE(kiln_test_synth_llama_mixed)},
     {KILN_SYNTH_FIXTURE(kiln_test_synth_qwen2_mixed)},
     {KILN_SYNTH_FIXTURE(kiln_test_synth_llama_tied_ropefreqs)},
+    {KILN_SYNTH_FIXTURE(kiln_test_synth_llama_q5_iq4)},
+    {KILN_SYNTH_FIXTURE(kiln_test_synth_qwen2_q2_q3)},
     {KILN_SYNTH_FIXTURE(kiln_test_linear_rope)},
     {KILN_SYNTH_FIXTURE(kiln_test_synth_q4_k_m)},
-    {KILN_SYNTH_FIXTURE(kiln_test_synth_qwen3)},
-    {KILN_SYNTH_FIXTURE(kiln_test_synth_gemma3)},
-    {KILN_SYNTH_FIXTURE(kiln_test_synth_smollm3)},
 };
-
-std::vector<int32_t> random_prompt(int n, int vocab, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<int32_t> ids = {1};
-  for (int i = 1; i < n; ++i) ids.push_back(std::uniform_int_distribution<int32_t>(3, vocab - 1)(rng));
-  return ids;
-}
 
 }  // namespace
 
-TEST_CASE("synthetic combinations agree with the reference forward pass") {
+TEST_CASE("synthetic combinations agree with the reference forward pass, whatever the batch and the threads") {
   for (const auto& f : kFixtures) {
     CAPTURE(std::string(f.name));
-    auto model = f.load();
-    auto seq = model->new_sequence();
-    const auto file = kiln::GgufFile::open(f.gguf);
-    for (unsigned seed : {1u, 2u}) {
-      const auto ids = random_prompt(40, model->n_vocab(), seed);
-      kiln::test::check_against_reference(*seq, file, ids);
-    }
-  }
-}
-
-TEST_CASE("synthetic combinations: batched ingestion is bit-identical to token by token, whatever the threads") {
-  for (const auto& f : kFixtures) {
-    CAPTURE(std::string(f.name));
-    auto model = f.load();
-    auto seq = model->new_sequence();
-    const auto ids = random_prompt(100, model->n_vocab(), 3);
-    seq->set_threads(1);
-    const auto one_by_one = kiln::test::all_logits(*seq, ids, 1);
-    for (int threads : {2, 3}) {
-      seq->set_threads(threads, kiln::ThreadFit::Exact);
-      const auto batched = kiln::test::all_logits(*seq, ids, model->max_batch());
-      CHECK(std::memcmp(batched.data(), one_by_one.data(), batched.size() * sizeof(float)) == 0);
-    }
-  }
-}
-
-TEST_CASE("synthetic combinations: sequences decoded in one batch give their solo logits, bit for bit") {
-  for (const auto& f : kFixtures) {
-    CAPTURE(std::string(f.name));
-    kiln::test::check_batched_matches_solo(*f.load(), 2);
+    kiln::test::check_synthetic_model(*f.load(), f.gguf);
   }
 }
 
@@ -97,7 +59,7 @@ TEST_CASE("a prompt longer than a token chunk, in one batch of the default 512: 
   const auto file = kiln::GgufFile::open(kiln::models::kiln_test_linear_rope::kDefaultGguf);
   // The largest token chunk (kernels/matmul.hpp, token_chunk) of its 256-wide
   // Q8_0 and Q4_0 rows is about 400 tokens: 450 take two chunks in every matmul.
-  const auto ids = random_prompt(450, model->n_vocab(), 4);
+  const auto ids = kiln::test::random_prompt(450, model->n_vocab(), 4);
   kiln::test::check_against_reference(*seq, file, ids);
   seq->set_threads(1);
   const auto one_by_one = kiln::test::all_logits(*seq, ids, 1);
@@ -133,7 +95,7 @@ TEST_CASE("kiln-synth's Q4_K_M loses about as much as llama-quantize's on the sa
   auto quantized = kiln::models::kiln_test_synth_q4_k_m::load();
   auto original = kiln::models::kiln_test_synth_q4_k_m_f32::load();
   const int n_vocab = quantized->n_vocab();
-  const auto ids = random_prompt(64, n_vocab, 5);
+  const auto ids = kiln::test::random_prompt(64, n_vocab, 5);
   const auto q = kiln::test::all_logits(*quantized->new_sequence(), ids, quantized->max_batch());
   const auto f = kiln::test::all_logits(*original->new_sequence(), ids, original->max_batch());
   REQUIRE(q.size() == f.size());

@@ -70,20 +70,24 @@ inline void expect_same_bits(const std::vector<float>& actual, const std::vector
 }
 
 // Decoded weights against the reference decoder's: the same bits for types
-// whose value is one product (F32, F16, BF16, Q8_0, Q4_0); for the K-quants
-// (d * scale * q - dmin * min) within 4 float epsilons of the largest value
-// of the 256-element super-block, so that a decoder that fuses the multiply
-// and subtract on some instruction set still passes and a wrong scale does not.
+// whose value is a product (F32, F16, BF16, Q8_0, Q4_0, Q5_0, IQ4_NL,
+// IQ4_XS, Q3_K); for those with an affine value (d * scale * q - dmin * min:
+// Q4_K, Q5_K, Q2_K; d * q + m: Q5_1; and Q6_K) within 4 float epsilons of
+// the largest value of their block, so that a decoder that fuses the
+// multiply and add on some instruction set still passes and a wrong scale
+// does not.
 inline void expect_decoded(TensorType t, const std::vector<float>& actual, const std::vector<float>& expected) {
   REQUIRE(actual.size() == expected.size());
-  if (t != TensorType::Q4_K && t != TensorType::Q5_K && t != TensorType::Q6_K) {
+  if (t != TensorType::Q4_K && t != TensorType::Q5_K && t != TensorType::Q6_K && t != TensorType::Q2_K &&
+      t != TensorType::Q5_1) {
     expect_same_bits(actual, expected);
     return;
   }
-  for (size_t block = 0; block < actual.size(); block += 256) {
+  const auto block_elems = static_cast<size_t>(traits_of(t).block_elems);
+  for (size_t block = 0; block < actual.size(); block += block_elems) {
     float largest = 0;
-    for (size_t i = block; i < block + 256; ++i) largest = std::max(largest, std::fabs(expected[i]));
-    for (size_t i = block; i < block + 256; ++i)
+    for (size_t i = block; i < block + block_elems; ++i) largest = std::max(largest, std::fabs(expected[i]));
+    for (size_t i = block; i < block + block_elems; ++i)
       if (std::fabs(actual[i] - expected[i]) > 4 * FLT_EPSILON * largest) {
         FAIL_CHECK("element " << i << " differs: " << actual[i] << " vs " << expected[i]);
         return;
@@ -244,6 +248,31 @@ void check_get_rows() {
     std::vector<float> out(n * Cols);
     in_parallel(threads, [&] { kernels::get_rows<T, Cols>(w.data(), ids.data(), n, out.data()); });
     expect_decoded(T, out, expected);
+  }
+}
+
+// Every row made of copies of `block` (built to hold a type's largest codes)
+// times activations all at +127 or all at -127: the integer products are
+// as large as they get, so an instruction set that sums them in 16 bits
+// (AVX2) must widen in time.
+template <TensorType T, class Block>
+void check_largest_products(const Block& block) {
+  CAPTURE(traits_of(T).name);
+  constexpr int kRows = 19, kCols = 512;
+  std::vector<Block> w(kRows * kCols / traits_of(T).block_elems, block);
+  const std::vector<uint8_t> interleaved = matmul_layout(
+      T, std::vector<uint8_t>(reinterpret_cast<uint8_t*>(w.data()), reinterpret_cast<uint8_t*>(w.data() + w.size())),
+      kRows, kCols);
+  for (float sign : {1.0f, -1.0f}) {
+    TestInput<T, kCols> extreme(2, 1);
+    std::fill(extreme.qs.begin(), extreme.qs.end(), static_cast<int8_t>(127 * sign));
+    std::fill(extreme.d.begin(), extreme.d.end(), 1.0f);
+    std::fill(extreme.sum.begin(), extreme.sum.end(), static_cast<int32_t>(16 * 127 * sign));
+    std::fill(extreme.values.begin(), extreme.values.end(), 127 * sign);
+    std::vector<float> y(2 * kRows), expected(2 * kRows);
+    kernels::matmul<T, kRows, kCols>(interleaved.data(), extreme.at(0), y.data(), 2);
+    kernels::ref_matmul(T, w.data(), kRows, kCols, extreme.values.data(), expected.data(), 2);
+    for (size_t i = 0; i < y.size(); ++i) CHECK(y[i] == doctest::Approx(expected[i]).epsilon(1e-6));
   }
 }
 

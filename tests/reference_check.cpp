@@ -48,7 +48,9 @@ void check_against_reference(Sequence& seq, const GgufFile& file, const std::vec
     });
   };
   const bool rounded_in_layers = in_layers(rounds_activations);
-  const bool k_quant_in_layers = in_layers([](uint32_t type) { return type >= 12 && type <= 14; });
+  // Rounded types other than Q4_0 (2) and Q8_0 (8) in the layers.
+  const bool other_rounded_in_layers =
+      in_layers([](uint32_t type) { return rounds_activations(type) && type != 2 && type != 8; });
   const GgufTensor* output = file.find_tensor("output.weight");
   const bool rounded_at_output = rounds_activations((output ? output : file.find_tensor("token_embd.weight"))->ggml_type);
   // Both sides round activations to 8 bits before a quantized matrix, but
@@ -67,8 +69,15 @@ void check_against_reference(Sequence& seq, const GgufFile& file, const std::vec
     // 4 to 16 of 40-41 positions within 2e-3 on 2 layers, none on the 8 of
     // kiln_test_synth_q4_k_m, worst 0.46). So with K-quants only the bound on
     // the worst difference applies here; their kernels are held to the
-    // scalar reference in tests/test_kernels_kquant.cpp.
-    if (!k_quant_in_layers) CHECK(a.close * 2 >= a.positions);
+    // scalar reference in tests/test_kernels_kquant.cpp. The same goes for
+    // Q5_1, Q2_K, Q3_K and IQ4_XS, whose decoded weights the reference
+    // rounds too. Q5_0 and IQ4_NL weights are exact products as Q8_0's are,
+    // but the count is a matter of where the first move falls, and in one
+    // of kiln_test_synth_llama_q5_iq4's prompts it falls among the first
+    // positions; so for every type but Q8_0 and Q4_0 the kernels are held to
+    // the scalar reference instead (tests/test_kernels_q5_iq4.cpp,
+    // tests/test_kernels_q2_q3.cpp).
+    if (!other_rounded_in_layers) CHECK(a.close * 2 >= a.positions);
     CHECK(a.worst <= 0.75f);
   } else if (rounded_at_output) {
     // At the output a moved value changes only its own position's logits, by

@@ -13,15 +13,77 @@ namespace kiln::test {
 namespace {
 
 // GGUF tensor type ids (ggml_type) and their block layouts.
-enum GgmlType : uint32_t { F32 = 0, F16 = 1, Q4_0 = 2, Q8_0 = 8, Q4_K = 12, Q5_K = 13, Q6_K = 14, BF16 = 30 };
+enum GgmlType : uint32_t {
+  F32 = 0, F16 = 1, Q4_0 = 2, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14,
+  IQ4_NL = 20, IQ4_XS = 23, BF16 = 30
+};
 constexpr int64_t kQ4_0Bytes = 2 + 16;             // d; 32 nibbles
+constexpr int64_t kQ5_0Bytes = 2 + 4 + 16;         // d; 32 fifth bits; 32 nibbles
+constexpr int64_t kQ5_1Bytes = 2 + 2 + 4 + 16;     // d, m; 32 fifth bits; 32 nibbles
 constexpr int64_t kQ8_0Bytes = 2 + 32;             // d; 32 int8
+constexpr int64_t kIQ4_NLBytes = 2 + 16;           // d; 32 nibbles indexing the codebook
+constexpr int64_t kQ2_KBytes = 16 + 64 + 2 + 2;    // 16 x 4-bit scale and min, 256 x 2 bits, d, dmin
+constexpr int64_t kQ3_KBytes = 32 + 64 + 12 + 2;   // 256 third bits, 256 x 2 bits, 16 x 6-bit scale, d
+constexpr int64_t kIQ4_XSBytes = 2 + 2 + 4 + 128;  // d, 8 x 6-bit scale (top 2 bits, low 4 bits), 256 nibbles
 constexpr int64_t kQ4_KBytes = 2 + 2 + 12 + 128;   // d, dmin, 8 x 6-bit scale and min, 256 nibbles
 constexpr int64_t kQ5_KBytes = 2 + 2 + 12 + 32 + 128;  // ... plus 256 fifth bits
 constexpr int64_t kQ6_KBytes = 128 + 64 + 16 + 2;  // 256 low nibbles, 256 x 2 high bits, 16 int8 scales, d
 
 uint16_t u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
 float half_at(const uint8_t* p) { return half_to_float(u16(p)); }
+
+// IQ4_NL's and IQ4_XS's 16 values, the codes' meaning.
+constexpr int kIq4Codebook[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+// A 32-element block of 4-bit codes (Q4_0, Q5_0, Q5_1, IQ4_NL, each 32 of
+// IQ4_XS): element j < 16 is the low nibble of byte j, element j + 16 its
+// high nibble.
+int nibble(const uint8_t* qs, int j) { return j < 16 ? qs[j] & 0x0F : qs[j - 16] >> 4; }
+
+// Q5_0 and Q5_1: the fifth bit of element j is bit j of the 4 little-endian bytes qh.
+int five_bits(const uint8_t* qh, const uint8_t* qs, int j) { return nibble(qs, j) | ((qh[j / 8] >> (j % 8)) & 1) << 4; }
+
+// Q2_K and Q3_K: 2 bits of element j (0..255). Half h = j / 128 owns bytes
+// 32h..32h+31; its 32-element quarter r holds bits 2r, 2r+1 of those bytes.
+int two_bits(const uint8_t* qs, int j) { return (qs[32 * (j / 128) + j % 32] >> (2 * ((j % 128) / 32))) & 3; }
+
+// Q2_K: sub-block k (16 elements) has scale scales[k] & 15 and min scales[k] >> 4.
+void q2_k(const uint8_t* b, float* y) {
+  const uint8_t* scales = b;
+  const uint8_t* qs = b + 16;
+  const float d = half_at(b + 80), dmin = half_at(b + 82);
+  for (int j = 0; j < 256; ++j)
+    y[j] = d * float(scales[j / 16] & 15) * float(two_bits(qs, j)) - dmin * float(scales[j / 16] >> 4);
+}
+
+// Q3_K: element j's third bit is bit j / 32 of hmask[j % 32]; its code less 4
+// is scaled by sub-block k's 6-bit scale less 32, whose low 4 bits are the
+// low (k < 8) or high nibble of byte k % 8 and top 2 bits are bits
+// 2 (k / 4), +1 of byte 8 + k % 4.
+void q3_k(const uint8_t* b, float* y) {
+  const uint8_t* hmask = b;
+  const uint8_t* qs = b + 32;
+  const uint8_t* s = b + 96;
+  const float d = half_at(b + 108);
+  for (int j = 0; j < 256; ++j) {
+    const int k = j / 16;
+    const int scale = (((s[k % 8] >> (k < 8 ? 0 : 4)) & 15) | ((s[8 + k % 4] >> (2 * (k / 4))) & 3) << 4) - 32;
+    const int code = two_bits(qs, j) | ((hmask[j % 32] >> (j / 32)) & 1) << 2;
+    y[j] = d * float(scale) * float(code - 4);
+  }
+}
+
+// IQ4_XS: 8 sub-blocks of 32, sub-block k with the 6-bit scale (nibble k % 2
+// of byte 4 + k / 2, and bits 2k, 2k+1 of the 16-bit word at byte 2 on top)
+// less 32, and its nibbles in the 16 bytes from 8 + 16k.
+void iq4_xs(const uint8_t* b, float* y) {
+  const float d = half_at(b);
+  const int high_bits = u16(b + 2);
+  for (int k = 0; k < 8; ++k) {
+    const int scale = (((b[4 + k / 2] >> (4 * (k % 2))) & 15) | ((high_bits >> (2 * k)) & 3) << 4) - 32;
+    for (int j = 0; j < 32; ++j) y[32 * k + j] = d * float(scale) * float(kIq4Codebook[nibble(b + 8 + 16 * k, j)]);
+  }
+}
 
 // Q4_K/Q5_K: scale and min of sub-block j (0..7) from the 12 packed bytes.
 // Sub-blocks 0-3 keep 6 bits in the low bits of bytes j and j + 4; sub-blocks
@@ -80,7 +142,13 @@ void q6_k(const uint8_t* b, float* y) {
 int64_t block_bytes(uint32_t type) {
   switch (type) {
     case Q4_0: return kQ4_0Bytes;
+    case Q5_0: return kQ5_0Bytes;
+    case Q5_1: return kQ5_1Bytes;
     case Q8_0: return kQ8_0Bytes;
+    case IQ4_NL: return kIQ4_NLBytes;
+    case Q2_K: return kQ2_KBytes;
+    case Q3_K: return kQ3_KBytes;
+    case IQ4_XS: return kIQ4_XSBytes;
     case Q4_K: return kQ4_KBytes;
     case Q5_K: return kQ5_KBytes;
     case Q6_K: return kQ6_KBytes;
@@ -126,7 +194,7 @@ std::vector<float> reference_dequantize(uint32_t type, const uint8_t* data, int6
       break;
   }
   const int64_t bytes = block_bytes(type);
-  const int64_t elems = type == Q4_0 || type == Q8_0 ? 32 : 256;
+  const int64_t elems = type == Q4_0 || type == Q5_0 || type == Q5_1 || type == Q8_0 || type == IQ4_NL ? 32 : 256;
   if (bytes == 0) throw Error("reference dequantizer: GGUF type " + std::to_string(type) + " is not one it decodes");
   if (n % elems != 0) throw Error("reference dequantizer: " + std::to_string(n) + " elements are not whole blocks");
   for (int64_t blk = 0; blk < n / elems; ++blk) {
@@ -142,6 +210,18 @@ std::vector<float> reference_dequantize(uint32_t type, const uint8_t* data, int6
           out[j + 16] = half_at(b) * float((b[2 + j] >> 4) - 8);
         }
         break;
+      case Q5_0:  // five bits less 16
+        for (int j = 0; j < 32; ++j) out[j] = half_at(b) * float(five_bits(b + 2, b + 6, j) - 16);
+        break;
+      case Q5_1:  // d * five bits + m
+        for (int j = 0; j < 32; ++j) out[j] = half_at(b) * float(five_bits(b + 4, b + 8, j)) + half_at(b + 2);
+        break;
+      case IQ4_NL:
+        for (int j = 0; j < 32; ++j) out[j] = half_at(b) * float(kIq4Codebook[nibble(b + 2, j)]);
+        break;
+      case Q2_K: q2_k(b, out); break;
+      case Q3_K: q3_k(b, out); break;
+      case IQ4_XS: iq4_xs(b, out); break;
       case Q4_K: k_quant_4_or_5(b, false, out); break;
       case Q5_K: k_quant_4_or_5(b, true, out); break;
       default: q6_k(b, out); break;

@@ -95,8 +95,7 @@ void round_to_f16(std::vector<float>& x) {
   for (float& v : x) v = round_to_half(v);
 }
 
-// A tensor's values, and whether kiln rounds what multiplies it (GGUF types
-// 2 Q4_0, 8 Q8_0, 12-14 Q4_K, Q5_K, Q6_K).
+// A tensor's values, and whether kiln rounds what multiplies it (rounds_activations).
 Matrix matrix(const GgufFile& file, const std::string& name) {
   const GgufTensor* t = file.find_tensor(name);
   if (!t) throw Error("reference: tensor '" + name + "' is missing");

@@ -17,10 +17,13 @@
 namespace kiln::test {
 
 // Whether kiln rounds the activations that multiply weights of a GGUF type
-// to 8-bit blocks of 32 (it does for Q8_0, Q4_0 and the K-quants; llama.cpp
-// does for the same types, in blocks of 256 for the K-quants).
+// to 8-bit blocks of 32: it does for every block-quantized type (Q4_0 2,
+// Q5_0 6, Q5_1 7, Q8_0 8, the K-quants Q2_K..Q6_K 10-14, IQ4_NL 20, IQ4_XS
+// 23); llama.cpp does for the same types, in blocks of 256 for the K-quants
+// and IQ4_XS.
 constexpr bool rounds_activations(uint32_t ggml_type) {
-  return ggml_type == 2 || ggml_type == 8 || (ggml_type >= 12 && ggml_type <= 14);
+  return ggml_type == 2 || (ggml_type >= 6 && ggml_type <= 8) || (ggml_type >= 10 && ggml_type <= 14) ||
+         ggml_type == 20 || ggml_type == 23;
 }
 
 // A weight matrix dequantized to float, and whether its input is rounded

@@ -483,8 +483,8 @@ TEST_CASE("malformed tensor infos are refused") {
     check_rejected(b, "test.gguf: tensor 'tensor.a2' has unsupported type unknown (ggml type 99)");
   }
   SUBCASE("known but unsupported type") {
-    patch<uint32_t>(b, a2.type, 11);
-    check_rejected(b, "test.gguf: tensor 'tensor.a2' has unsupported type q3_k (ggml type 11)");
+    patch<uint32_t>(b, a2.type, 3);
+    check_rejected(b, "test.gguf: tensor 'tensor.a2' has unsupported type q4_1 (ggml type 3)");
   }
   SUBCASE("unaligned offset") {
     patch<uint64_t>(b, a2.offset, 68);

@@ -1,14 +1,15 @@
 // The interleaved layouts (kernels/interleave.hpp, interleave_k.hpp): where
-// each row's scales and quant bytes (Q8_0, Q4_0) or codes (K-quants) land,
-// the zero padding of a last, partial group of rows, and the sizes.
+// each row's scales and quant bytes or codes land, for every interleaved
+// type, the zero padding of a last, partial group of rows, and the sizes.
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <vector>
 
-#include "kernels/quant_k.hpp"
-
 #include "kernels/interleave.hpp"
+#include "kernels/quant_iq4.hpp"
+#include "kernels/quant_k.hpp"
+#include "kernels/quant_k_low.hpp"
 #include "tests/kernel_checks.hpp"
 
 using namespace kiln;
@@ -17,6 +18,33 @@ using namespace kiln::test;
 
 namespace {
 
+// A 32-element block type's element j as the portable ops decode it: Q8_0's
+// signed weight, IQ4_NL's codebook value, the others' unsigned code.
+int gguf_block_value(TensorType t, const uint8_t* block, int j) {
+  switch (t) {
+    case TensorType::Q8_0: return reinterpret_cast<const BlockQ8_0*>(block)->qs[j];
+    case TensorType::Q4_0: return block_nibble(reinterpret_cast<const BlockQ4_0*>(block)->qs, j);
+    case TensorType::Q5_0: return q5_code(*reinterpret_cast<const BlockQ5_0*>(block), j);
+    case TensorType::Q5_1: return q5_code(*reinterpret_cast<const BlockQ5_1*>(block), j);
+    default: return kIq4Values[block_nibble(reinterpret_cast<const BlockIQ4_NL*>(block)->qs, j)];
+  }
+}
+
+PortableInt8Ops::Quants decode_block(TensorType t, const uint8_t* quants) {
+  using Ops = PortableInt8Ops;
+  switch (t) {
+    case TensorType::Q8_0: return Ops::decode<TensorType::Q8_0>(quants);
+    case TensorType::Q4_0: return Ops::decode<TensorType::Q4_0>(quants);
+    case TensorType::Q5_0: return Ops::decode<TensorType::Q5_0>(quants);
+    case TensorType::Q5_1: return Ops::decode<TensorType::Q5_1>(quants);
+    default: return Ops::decode<TensorType::IQ4_NL>(quants);
+  }
+}
+
+// Each row's scales where interleave.hpp puts them; for the types stored as
+// the GGUF's bytes, every quant byte in its place; and every element as the
+// portable ops decode it (the instruction-set ops are checked against those
+// by the matmul tests). A missing row of the last group reads as zero bytes.
 void check_layout(TensorType t, int rows, int cols) {
   CAPTURE(traits_of(t).name);
   CAPTURE(rows);
@@ -27,50 +55,114 @@ void check_layout(TensorType t, int rows, int cols) {
 
   const int64_t n_blocks = cols / kQuantBlockElems;
   const int64_t block_bytes = traits_of(t).block_bytes;
+  const int64_t scale_bytes = block_scale_bytes(t);
   const int64_t quant_bytes = block_quant_bytes(t);
+  const bool copied = t == TensorType::Q8_0 || t == TensorType::Q4_0 || t == TensorType::IQ4_NL;
+  int mismatches = 0;
   for (int64_t g = 0; g < interleaved_groups(rows); ++g) {
     const uint8_t* group = out.data() + g * interleaved_group_bytes(t, cols);
-    const uint8_t* quants = group + interleaved_scales_bytes(cols);
-    for (int r = 0; r < kInterleaveRows; ++r) {
-      const int64_t row = g * kInterleaveRows + r;
-      for (int64_t b = 0; b < n_blocks; ++b) {
-        // A missing row of the last group reads as zeros: scale 0, quants 0.
+    const uint8_t* quants = group + interleaved_scales_bytes(t, cols);
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      const uint8_t* block_quants = quants + b * kInterleaveRows * quant_bytes;
+      const auto decoded = decode_block(t, block_quants);
+      for (int r = 0; r < kInterleaveRows; ++r) {
+        const int64_t row = g * kInterleaveRows + r;
         std::vector<uint8_t> block(static_cast<size_t>(block_bytes), 0);
         if (row < rows) std::memcpy(block.data(), gguf.data() + (row * n_blocks + b) * block_bytes, block.size());
-        CHECK(std::memcmp(group + (b * kInterleaveRows + r) * 2, block.data(), 2) == 0);
-        for (int64_t j = 0; j < quant_bytes; ++j) {
-          const uint8_t at = quants[b * kInterleaveRows * quant_bytes + (j / 4) * kInterleavedVectorBytes + r * 4 + j % 4];
-          if (at != block[2 + j]) FAIL_CHECK("row " << row << " block " << b << " byte " << j);
-        }
+        const uint8_t* scales = group + b * kInterleaveRows * scale_bytes;
+        if (std::memcmp(scales + r * 2, block.data(), 2) != 0) ++mismatches;  // d
+        if (t == TensorType::Q5_1 && std::memcmp(scales + kInterleaveRows * 2 + r * 2, block.data() + 2, 2) != 0)
+          ++mismatches;  // m
+        for (int64_t j = 0; copied && j < quant_bytes; ++j)
+          if (block_quants[(j / 4) * kInterleavedVectorBytes + r * 4 + j % 4] != block[2 + j]) ++mismatches;
+        for (int e = 0; e < kQuantBlockElems; ++e)
+          if (decoded.v[r][e] != gguf_block_value(t, block.data(), e)) ++mismatches;
       }
     }
   }
+  CHECK(mismatches == 0);
 }
 
 TEST_CASE("interleave: every byte in its place") {
-  for (TensorType t : {TensorType::Q8_0, TensorType::Q4_0}) {
+  for (TensorType t : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q5_0, TensorType::Q5_1, TensorType::IQ4_NL}) {
     check_layout(t, kInterleaveRows, 32);
     check_layout(t, kInterleaveRows + 5, 96);  // a partial last group
     check_layout(t, 3, 288);                   // a single partial group
   }
 }
 
-// A K-quant element's code, read from the GGUF block as the dequantizer does.
+// A super-block type's element code, read from the GGUF block as the
+// dequantizer does (IQ4_XS's as its codebook value).
 int gguf_code(TensorType t, const uint8_t* block, int j) {
-  if (t == TensorType::Q4_K) return low_nibble_code(reinterpret_cast<const BlockQ4_K*>(block)->qs, j);
-  if (t == TensorType::Q5_K) return q5_k_code(*reinterpret_cast<const BlockQ5_K*>(block), j);
-  return q6_k_code(*reinterpret_cast<const BlockQ6_K*>(block), j);
+  switch (t) {
+    case TensorType::Q2_K: return low_crumb_code(reinterpret_cast<const BlockQ2_K*>(block)->qs, j);
+    case TensorType::Q3_K: return q3_k_code(*reinterpret_cast<const BlockQ3_K*>(block), j);
+    case TensorType::Q4_K: return low_nibble_code(reinterpret_cast<const BlockQ4_K*>(block)->qs, j);
+    case TensorType::Q5_K: return q5_k_code(*reinterpret_cast<const BlockQ5_K*>(block), j);
+    case TensorType::Q6_K: return q6_k_code(*reinterpret_cast<const BlockQ6_K*>(block), j);
+    default: return kIq4Values[iq4_xs_nibble(*reinterpret_cast<const BlockIQ4_XS*>(block), j)];
+  }
 }
 
-uint16_t fp16_at(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
+// The header bytes interleave_k.hpp gives a GGUF super-block, in its order
+// (d, then dmin where the type has one, then the scales and mins); zeros
+// for a missing row.
+std::vector<uint8_t> expected_header(TensorType t, const uint8_t* block) {
+  std::vector<uint8_t> h(static_cast<size_t>(k_header_row_bytes(t)), 0);
+  if (!block) return h;
+  const auto put16 = [&](size_t at, uint16_t v) { std::memcpy(h.data() + at, &v, 2); };
+  switch (t) {
+    case TensorType::Q6_K: {
+      const auto* b = reinterpret_cast<const BlockQ6_K*>(block);
+      put16(0, b->d);
+      for (int s = 0; s < 16; ++s) h[2 + s] = static_cast<uint8_t>(b->scales[s]);
+      break;
+    }
+    case TensorType::Q3_K: {
+      const auto* b = reinterpret_cast<const BlockQ3_K*>(block);
+      put16(0, b->d);
+      for (int s = 0; s < 16; ++s) h[2 + s] = static_cast<uint8_t>(q3_k_scale(*b, s));
+      break;
+    }
+    case TensorType::Q2_K: {
+      const auto* b = reinterpret_cast<const BlockQ2_K*>(block);
+      put16(0, b->d);
+      put16(2, b->dmin);
+      for (int s = 0; s < 16; ++s) h[4 + s] = b->scales[s];
+      break;
+    }
+    case TensorType::IQ4_XS: {
+      const auto* b = reinterpret_cast<const BlockIQ4_XS*>(block);
+      put16(0, b->d);
+      for (int s = 0; s < 8; ++s) h[2 + s] = static_cast<uint8_t>(iq4_xs_scale(*b, s));
+      break;
+    }
+    default: {  // Q4_K; Q5_K starts alike
+      const auto* b = reinterpret_cast<const BlockQ4_K*>(block);
+      put16(0, b->d);
+      put16(2, b->dmin);
+      for (int s = 0; s < 8; ++s) {
+        h[4 + s] = static_cast<uint8_t>(unpack_scale_min(b->scales, s).scale);
+        h[12 + s] = static_cast<uint8_t>(unpack_scale_min(b->scales, s).min);
+      }
+      break;
+    }
+  }
   return h;
+}
+
+// Where byte `at` of a row's header (expected_header's order) lies in the
+// group's header: each 2-byte field, then each scale byte, for all rows.
+int64_t header_offset(TensorType t, int64_t r, int at) {
+  constexpr int64_t kRows = kInterleaveRows;
+  const int fp16_fields = t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q2_K ? 2 : 1;
+  if (at < 2 * fp16_fields) return at / 2 * 2 * kRows + 2 * r + at % 2;
+  return 2 * fp16_fields * kRows + (at - 2 * fp16_fields) * kRows + r;
 }
 
 // Each row's header fields where interleave_k.hpp puts them, and every code
 // as the portable ops decode it (the instruction-set ops are checked against
-// those by the matmul tests); rows past the end are zero.
+// those by the matmul tests); rows past the end are zero bytes.
 template <TensorType T>
 void check_k_layout(int rows, int cols) {
   CAPTURE(traits_of(T).name);
@@ -81,29 +173,17 @@ void check_k_layout(int rows, int cols) {
   std::vector<uint8_t> out(static_cast<size_t>(interleaved_bytes(T, rows, cols)), 0xAB);
   interleave_matrix(T, gguf.data(), out.data(), rows, cols);
   const int64_t block_bytes = traits_of(T).block_bytes;
+  const std::vector<uint8_t> zero_block(static_cast<size_t>(block_bytes), 0);  // what a missing row decodes as
   int mismatches = 0;
   for (int64_t g = 0; g < interleaved_groups(rows); ++g) {
     for (int sb = 0; sb < cols / kSuperBlockElems; ++sb) {
       const uint8_t* super = out.data() + g * interleaved_group_bytes(T, cols) + sb * k_super_block_group_bytes(T);
       for (int r = 0; r < kRows; ++r) {
         const int64_t row = g * kRows + r;
-        const bool real = row < rows;
-        const uint8_t* block = real ? gguf.data() + (row * (cols / kSuperBlockElems) + sb) * block_bytes : nullptr;
-        if (T == TensorType::Q6_K) {
-          const auto* b = reinterpret_cast<const BlockQ6_K*>(block);
-          if (fp16_at(super + 2 * r) != (real ? b->d : 0)) ++mismatches;
-          for (int s = 0; s < 16; ++s)
-            if (static_cast<int8_t>(super[2 * kRows + s * kRows + r]) != (real ? b->scales[s] : 0)) ++mismatches;
-        } else {
-          const auto* b = reinterpret_cast<const BlockQ4_K*>(block);  // Q5_K starts alike
-          if (fp16_at(super + 2 * r) != (real ? b->d : 0)) ++mismatches;
-          if (fp16_at(super + 2 * kRows + 2 * r) != (real ? b->dmin : 0)) ++mismatches;
-          for (int s = 0; s < 8; ++s) {
-            const ScaleMin sm = real ? unpack_scale_min(b->scales, s) : ScaleMin{0, 0};
-            if (super[4 * kRows + s * kRows + r] != sm.scale || super[12 * kRows + s * kRows + r] != sm.min)
-              ++mismatches;
-          }
-        }
+        const uint8_t* block = row < rows ? gguf.data() + (row * (cols / kSuperBlockElems) + sb) * block_bytes : nullptr;
+        const std::vector<uint8_t> header = expected_header(T, block);
+        for (int at = 0; at < static_cast<int>(header.size()); ++at)
+          if (super[header_offset(T, r, at)] != header[at]) ++mismatches;
       }
       const uint8_t* units = super + k_header_row_bytes(T) * kRows;
       for (int u = 0; u < kUnitsPerSuperBlock; ++u) {
@@ -113,7 +193,7 @@ void check_k_layout(int rows, int cols) {
           for (int e = 0; e < kQuantBlockElems; ++e) {
             const int j = u * kQuantBlockElems + e;
             const int64_t at = (row * (cols / kSuperBlockElems) + sb) * block_bytes;
-            const int expected = row < rows ? gguf_code(T, gguf.data() + at, j) : 0;
+            const int expected = gguf_code(T, row < rows ? gguf.data() + at : zero_block.data(), j);
             if (q.v[r][e] != expected) ++mismatches;
           }
         }
@@ -127,16 +207,20 @@ TEST_CASE("interleave: K-quant headers and codes in their places") {
   check_k_layout<TensorType::Q4_K>(kInterleaveRows + 5, 512);  // a partial last group, two super-blocks
   check_k_layout<TensorType::Q5_K>(kInterleaveRows + 5, 512);
   check_k_layout<TensorType::Q6_K>(kInterleaveRows + 5, 512);
+  check_k_layout<TensorType::Q3_K>(kInterleaveRows + 5, 512);
+  check_k_layout<TensorType::Q2_K>(kInterleaveRows + 5, 512);
+  check_k_layout<TensorType::IQ4_XS>(kInterleaveRows + 5, 512);
   check_k_layout<TensorType::Q4_K>(3, 256);  // a single partial group
   check_k_layout<TensorType::Q6_K>(1, 768);
+  check_k_layout<TensorType::Q2_K>(2, 256);
 }
 
 TEST_CASE("interleave: sizes") {
   // Scales padded to a cache line, then kInterleaveRows rows of quants per block.
   constexpr int64_t kRows = kInterleaveRows;
   CHECK(kInterleavedVectorBytes == 4 * kRows);
-  CHECK(interleaved_scales_bytes(64) == 64);
-  CHECK(interleaved_scales_bytes(2048) == 64 * kRows * 2);
+  CHECK(interleaved_scales_bytes(TensorType::Q4_0, 64) == 64);
+  CHECK(interleaved_scales_bytes(TensorType::Q8_0, 2048) == 64 * kRows * 2);
   CHECK(interleaved_group_bytes(TensorType::Q8_0, 2048) == 64 * kRows * 2 + 64 * kRows * 32);
   CHECK(interleaved_group_bytes(TensorType::Q4_0, 2048) == 64 * kRows * 2 + 64 * kRows * 16);
   CHECK(interleaved_bytes(TensorType::Q8_0, 2 * kRows + 1, 64) == 3 * interleaved_group_bytes(TensorType::Q8_0, 64));
@@ -148,6 +232,15 @@ TEST_CASE("interleave: sizes") {
   CHECK(interleaved_bytes(TensorType::Q6_K, kRows, 512) == static_cast<int64_t>(row_bytes(TensorType::Q6_K, 512)) * kRows);
   CHECK(interleaved_bytes(TensorType::Q4_K, kRows, 512) == (static_cast<int64_t>(row_bytes(TensorType::Q4_K, 512)) + 8) * kRows);
   CHECK(interleaved_bytes(TensorType::Q5_K, kRows + 1, 256) == 2 * (176 + 4) * kRows);
+  // Q2_K the GGUF bytes; Q3_K 4 and IQ4_XS 2 more per row and super-block.
+  CHECK(interleaved_bytes(TensorType::Q2_K, kRows, 512) == static_cast<int64_t>(row_bytes(TensorType::Q2_K, 512)) * kRows);
+  CHECK(interleaved_bytes(TensorType::Q3_K, kRows, 512) == (static_cast<int64_t>(row_bytes(TensorType::Q3_K, 512)) + 8) * kRows);
+  CHECK(interleaved_bytes(TensorType::IQ4_XS, kRows, 512) == (static_cast<int64_t>(row_bytes(TensorType::IQ4_XS, 512)) + 4) * kRows);
+  // The 32-element types: Q5_1's scales and mins padded together.
+  CHECK(interleaved_scales_bytes(TensorType::Q5_1, 2048) == 64 * kRows * 4);
+  CHECK(interleaved_bytes(TensorType::Q5_0, 256, 2048) == static_cast<int64_t>(row_bytes(TensorType::Q5_0, 2048)) * 256);
+  CHECK(interleaved_bytes(TensorType::Q5_1, 256, 2048) == static_cast<int64_t>(row_bytes(TensorType::Q5_1, 2048)) * 256);
+  CHECK(interleaved_bytes(TensorType::IQ4_NL, 256, 2048) == static_cast<int64_t>(row_bytes(TensorType::IQ4_NL, 2048)) * 256);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Which of a 32-column block's codes an integer product covers: the first 16,
-// the last 16, or all (Q6_K scales each half of the block on its own; see
-// kernels/dot_kquant.hpp).
+// the last 16, or all (Q2_K, Q3_K and Q6_K scale each half of the block on
+// its own; see kernels/dot_kquant.hpp).
 #pragma once
 
 namespace kiln::kernels::arch {

@@ -2,8 +2,8 @@
 // set the build targets, and with it how many weight rows are interleaved
 // into one group (kernels/interleave.hpp): the rows one register holds.
 // Every choice computes the same bits as the portable one (exact integer
-// products, one float accumulator per row), so Q8_0, Q4_0 and K-quant
-// results do not depend on the instruction set.
+// products, one float accumulator per row), so the results of the
+// quantized types do not depend on the instruction set.
 #pragma once
 
 #include "kernels/arch/int8_portable.hpp"

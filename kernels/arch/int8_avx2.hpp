@@ -10,16 +10,18 @@
 #include <cstring>
 
 #include "kernels/arch/code_span.hpp"
-#include "kernels/quant.hpp"
+#include "kernels/quant_iq4.hpp"
 
 namespace kiln::kernels::arch {
 
 struct Avx2Int8Ops {
   static constexpr int kRows = 8;
+  static constexpr int kVector = 32;  // bytes of one interleaved vector
 
-  // Q8_0: the 8 vectors of a block, each with its own sign applied (|w|, as
-  // the byte multiply wants an unsigned operand), and the signs. Q4_0: the
-  // low and the high nibbles of its 4 vectors.
+  // The block's 8 code vectors (kernels/interleave_unit.hpp: vector v holds
+  // elements 4v.., vector 4 + v elements 16 + 4v..). Signed weights (Q8_0,
+  // IQ4's codebook values) as their magnitudes in a and themselves in b (the
+  // byte multiply wants an unsigned operand); unsigned codes in a.
   struct Quants {
     __m256i a[8];
     __m256i b[8];
@@ -27,47 +29,77 @@ struct Avx2Int8Ops {
   using Rows = __m256i;
   using Acc = __m256;
 
+  static __m256i load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+  // v shifted left by `left` bits in each 32-bit lane (right when negative).
+  static __m256i shift(__m256i v, int left) {
+    return left >= 0 ? _mm256_sll_epi32(v, _mm_cvtsi32_si128(left)) : _mm256_srl_epi32(v, _mm_cvtsi32_si128(-left));
+  }
+
+  // The parts of interleave_unit.hpp: nibble vectors become the codes' low
+  // 4 bits; crumb and bit vectors are ORed in at bit `at` of each code.
+  static void nibbles(const uint8_t* at, Quants& q) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int v = 0; v < 4; ++v) {
+      const __m256i packed = load(at + kVector * v);
+      q.a[v] = _mm256_and_si256(packed, low4);
+      q.a[v + 4] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
+    }
+  }
+  static void or_crumbs(const uint8_t* crumbs, int at, Quants& q) {
+    const __m256i mask = _mm256_set1_epi8(static_cast<char>(3 << at));
+    for (int h = 0; h < 2; ++h) {
+      const __m256i bits = load(crumbs + kVector * h);
+      for (int v = 0; v < 4; ++v)
+        q.a[4 * h + v] = _mm256_or_si256(q.a[4 * h + v], _mm256_and_si256(shift(bits, at - 2 * v), mask));
+    }
+  }
+  static void or_bits(const uint8_t* bit_vector, int at, Quants& q) {
+    const __m256i bits = load(bit_vector);
+    const __m256i mask = _mm256_set1_epi8(static_cast<char>(1 << at));
+    for (int v = 0; v < 4; ++v) {
+      q.a[v] = _mm256_or_si256(q.a[v], _mm256_and_si256(shift(bits, at - v), mask));
+      q.a[v + 4] = _mm256_or_si256(q.a[v + 4], _mm256_and_si256(shift(bits, at - 4 - v), mask));
+    }
+  }
+  // IQ4 nibbles looked up in the codebook with vpshufb, as signed weights.
+  static void codebook(Quants& q) {
+    const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
+    for (int v = 0; v < 8; ++v) {
+      q.b[v] = _mm256_shuffle_epi8(table, q.a[v]);
+      q.a[v] = _mm256_sign_epi8(q.b[v], q.b[v]);
+    }
+  }
+
   template <TensorType T>
   static Quants decode(const uint8_t* block) {
     Quants q;
-    if constexpr (T == TensorType::Q4_0) {
-      const __m256i low4 = _mm256_set1_epi8(0x0f);
-      for (int v = 0; v < 4; ++v) {
-        const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * v));
-        q.a[v] = _mm256_and_si256(packed, low4);
-        q.a[v + 4] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
-      }
-    } else {
+    if constexpr (T == TensorType::Q8_0) {
       for (int v = 0; v < 8; ++v) {
-        q.b[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * v));
+        q.b[v] = load(block + kVector * v);
         q.a[v] = _mm256_sign_epi8(q.b[v], q.b[v]);
       }
+    } else {
+      nibbles(block, q);
+      if constexpr (T == TensorType::Q5_0 || T == TensorType::Q5_1) or_bits(block + 4 * kVector, 4, q);
+      if constexpr (T == TensorType::IQ4_NL) codebook(q);
     }
     return q;
   }
 
-  // A K-quant unit (kernels/interleave_k.hpp): Q4_0's nibbles, with the
-  // high bits shifted above them (a negative shift is to the right).
-  static __m256i shift(__m256i v, int left) {
-    return left >= 0 ? _mm256_sll_epi32(v, _mm_cvtsi32_si128(left)) : _mm256_srl_epi32(v, _mm_cvtsi32_si128(-left));
-  }
+  // A super-block type's unit (kernels/interleave_k.hpp).
   template <TensorType T>
   static Quants decode_k(const uint8_t* unit) {
-    Quants q = decode<TensorType::Q4_0>(unit);
-    if constexpr (T == TensorType::Q5_K) {
-      const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 4 * 32));
-      const __m256i bit4 = _mm256_set1_epi8(0x10);
-      for (int v = 0; v < 4; ++v) {
-        q.a[v] = _mm256_or_si256(q.a[v], _mm256_and_si256(shift(bits, 4 - v), bit4));
-        q.a[v + 4] = _mm256_or_si256(q.a[v + 4], _mm256_and_si256(shift(bits, -v), bit4));
-      }
-    } else if constexpr (T == TensorType::Q6_K) {
-      const __m256i bits45 = _mm256_set1_epi8(0x30);
-      for (int h = 0; h < 2; ++h) {
-        const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + (4 + h) * 32));
-        for (int v = 0; v < 4; ++v)
-          q.a[4 * h + v] = _mm256_or_si256(q.a[4 * h + v], _mm256_and_si256(shift(bits, 4 - 2 * v), bits45));
-      }
+    Quants q;
+    if constexpr (T == TensorType::Q2_K || T == TensorType::Q3_K) {
+      for (auto& a : q.a) a = _mm256_setzero_si256();
+      or_crumbs(unit, 0, q);
+      if constexpr (T == TensorType::Q3_K) or_bits(unit + 2 * kVector, 2, q);
+    } else {
+      nibbles(unit, q);
+      if constexpr (T == TensorType::Q5_K) or_bits(unit + 4 * kVector, 4, q);
+      if constexpr (T == TensorType::Q6_K) or_crumbs(unit + 4 * kVector, 4, q);
+      if constexpr (T == TensorType::IQ4_XS) codebook(q);
     }
     return q;
   }
@@ -81,11 +113,10 @@ struct Avx2Int8Ops {
 
   template <TensorType T>
   static Rows dot(const Quants& w, const int8_t* x, int32_t offset) {
-    if constexpr (T == TensorType::Q4_0) {
-      return dot_codes<CodeSpan::Both, 15>(w, x, offset);
-    } else {
+    if constexpr (T == TensorType::Q8_0 || T == TensorType::IQ4_NL) {
       // |w| times x with w's sign; a pair is at most 2 * 127 * 127 < 32768
       // (activations never hold -128), so each vector is widened on its own.
+      // The weights are the values themselves: no offset.
       const __m256i ones = _mm256_set1_epi16(1);
       __m256i sum = _mm256_setzero_si256();
       for (int v = 0; v < 8; ++v) {
@@ -93,13 +124,15 @@ struct Avx2Int8Ops {
         sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(w.a[v], signed_x), ones));
       }
       return sum;
+    } else {
+      return dot_codes<CodeSpan::Both, T == TensorType::Q4_0 ? 15 : 31>(w, x, offset);
     }
   }
 
-  // Unsigned codes (Q4_0, K-quants) times x: a pair of products is at most
-  // 2 * MaxCode * 127 in a 16-bit lane, so that many vectors' pairs are
-  // summed in 16 bits (8 for nibbles, 2 for Q6_K's 6-bit codes) before each
-  // widening multiply-add.
+  // Unsigned codes times x: a pair of products is at most 2 * MaxCode * 127
+  // in a 16-bit lane, so that many vectors' pairs are summed in 16 bits
+  // (8 for nibbles, 2 for Q6_K's 6-bit codes) before each widening
+  // multiply-add.
   template <CodeSpan S, int MaxCode>
   static Rows dot_codes(const Quants& w, const int8_t* x, int32_t offset) {
     constexpr int kInSixteenBits = 32767 / (2 * MaxCode * 127);
@@ -135,6 +168,11 @@ struct Avx2Int8Ops {
   static Acc byte_scales(const uint8_t* s) {
     const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(s));
     return _mm256_cvtepi32_ps(Signed ? _mm256_cvtepi8_epi32(bytes) : _mm256_cvtepu8_epi32(bytes));
+  }
+  template <bool High>
+  static Acc nibble_scales(const uint8_t* s) {
+    const __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s)));
+    return _mm256_cvtepi32_ps(High ? _mm256_srli_epi32(bytes, 4) : _mm256_and_si256(bytes, _mm256_set1_epi32(0x0f)));
   }
   static Acc mul(Acc a, Acc b) { return _mm256_mul_ps(a, b); }
   static Acc fnma(Acc m, float x, Acc acc) { return _mm256_fnmadd_ps(m, _mm256_set1_ps(x), acc); }

@@ -10,16 +10,19 @@
 #include <cstring>
 
 #include "kernels/arch/code_span.hpp"
-#include "kernels/quant.hpp"
+#include "kernels/quant_iq4.hpp"
 
 namespace kiln::kernels::arch {
 
 struct Avx512VnniInt8Ops {
   static constexpr int kRows = 16;
+  static constexpr int kVector = 64;  // bytes of one interleaved vector
 
-  // The block's 8 vectors of 64 bytes (Q8_0: signed weights; Q4_0: the low
-  // then the high nibbles of its 4 vectors) and, for Q8_0, 128 * each row's
-  // sum of weights (see dot).
+  // The block's 8 code vectors (kernels/interleave_unit.hpp: vector v holds
+  // elements 4v.., vector 4 + v elements 16 + 4v..) and, for Q8_0, 128 *
+  // each row's sum of weights (see dot). Q8_0's codes are its signed
+  // weights; IQ4's are their codebook values + 128, unsigned; the other
+  // types' are their unsigned codes.
   struct Quants {
     __m512i w[8];
     __m512i sum128;
@@ -27,49 +30,76 @@ struct Avx512VnniInt8Ops {
   using Rows = __m512i;
   using Acc = __m512;
 
+  static __m512i load(const uint8_t* p) { return _mm512_loadu_si512(p); }
+
+  // v shifted left by `left` bits in each 32-bit lane (right when negative).
+  static __m512i shift(__m512i v, int left) {
+    return left >= 0 ? _mm512_sll_epi32(v, _mm_cvtsi32_si128(left)) : _mm512_srl_epi32(v, _mm_cvtsi32_si128(-left));
+  }
+
+  // The parts of interleave_unit.hpp: nibble vectors become the codes' low
+  // 4 bits; crumb and bit vectors are ORed in at bit `at` of each code.
+  static void nibbles(const uint8_t* at, Quants& q) {
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    for (int v = 0; v < 4; ++v) {
+      const __m512i packed = load(at + kVector * v);
+      q.w[v] = _mm512_and_si512(packed, low4);
+      q.w[v + 4] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low4);
+    }
+  }
+  static void or_crumbs(const uint8_t* crumbs, int at, Quants& q) {
+    const __m512i mask = _mm512_set1_epi8(static_cast<char>(3 << at));
+    for (int h = 0; h < 2; ++h) {
+      const __m512i bits = load(crumbs + kVector * h);
+      for (int v = 0; v < 4; ++v)
+        q.w[4 * h + v] = _mm512_or_si512(q.w[4 * h + v], _mm512_and_si512(shift(bits, at - 2 * v), mask));
+    }
+  }
+  static void or_bits(const uint8_t* bit_vector, int at, Quants& q) {
+    const __m512i bits = load(bit_vector);
+    const __m512i mask = _mm512_set1_epi8(static_cast<char>(1 << at));
+    for (int v = 0; v < 4; ++v) {
+      q.w[v] = _mm512_or_si512(q.w[v], _mm512_and_si512(shift(bits, at - v), mask));
+      q.w[v + 4] = _mm512_or_si512(q.w[v + 4], _mm512_and_si512(shift(bits, at - 4 - v), mask));
+    }
+  }
+  // IQ4 nibbles looked up in the codebook (+ 128) with vpshufb.
+  static void codebook(Quants& q) {
+    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Biased)));
+    for (auto& w : q.w) w = _mm512_shuffle_epi8(table, w);
+  }
+
   template <TensorType T>
   static Quants decode(const uint8_t* block) {
     Quants q;
-    if constexpr (T == TensorType::Q4_0) {
-      const __m512i low4 = _mm512_set1_epi8(0x0f);
-      for (int v = 0; v < 4; ++v) {
-        const __m512i packed = _mm512_loadu_si512(block + 64 * v);
-        q.w[v] = _mm512_and_si512(packed, low4);
-        q.w[v + 4] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low4);
-      }
-    } else {
+    if constexpr (T == TensorType::Q8_0) {
       const __m512i all128 = _mm512_set1_epi8(static_cast<char>(0x80));
       q.sum128 = _mm512_setzero_si512();
       for (int v = 0; v < 8; ++v) {
-        q.w[v] = _mm512_loadu_si512(block + 64 * v);
+        q.w[v] = load(block + kVector * v);
         q.sum128 = _mm512_dpbusd_epi32(q.sum128, all128, q.w[v]);
       }
+    } else {
+      nibbles(block, q);
+      if constexpr (T == TensorType::Q5_0 || T == TensorType::Q5_1) or_bits(block + 4 * kVector, 4, q);
+      if constexpr (T == TensorType::IQ4_NL) codebook(q);
     }
     return q;
   }
 
-  // A K-quant unit (kernels/interleave_k.hpp): Q4_0's nibbles, with the
-  // high bits shifted above them (a negative shift is to the right).
-  static __m512i shift(__m512i v, int left) {
-    return left >= 0 ? _mm512_sll_epi32(v, _mm_cvtsi32_si128(left)) : _mm512_srl_epi32(v, _mm_cvtsi32_si128(-left));
-  }
+  // A super-block type's unit (kernels/interleave_k.hpp).
   template <TensorType T>
   static Quants decode_k(const uint8_t* unit) {
-    Quants q = decode<TensorType::Q4_0>(unit);
-    if constexpr (T == TensorType::Q5_K) {
-      const __m512i bits = _mm512_loadu_si512(unit + 4 * 64);
-      const __m512i bit4 = _mm512_set1_epi8(0x10);
-      for (int v = 0; v < 4; ++v) {
-        q.w[v] = _mm512_or_si512(q.w[v], _mm512_and_si512(shift(bits, 4 - v), bit4));
-        q.w[v + 4] = _mm512_or_si512(q.w[v + 4], _mm512_and_si512(shift(bits, -v), bit4));
-      }
-    } else if constexpr (T == TensorType::Q6_K) {
-      const __m512i bits45 = _mm512_set1_epi8(0x30);
-      for (int h = 0; h < 2; ++h) {
-        const __m512i bits = _mm512_loadu_si512(unit + (4 + h) * 64);
-        for (int v = 0; v < 4; ++v)
-          q.w[4 * h + v] = _mm512_or_si512(q.w[4 * h + v], _mm512_and_si512(shift(bits, 4 - 2 * v), bits45));
-      }
+    Quants q;
+    if constexpr (T == TensorType::Q2_K || T == TensorType::Q3_K) {
+      for (auto& w : q.w) w = _mm512_setzero_si512();
+      or_crumbs(unit, 0, q);
+      if constexpr (T == TensorType::Q3_K) or_bits(unit + 2 * kVector, 2, q);
+    } else {
+      nibbles(unit, q);
+      if constexpr (T == TensorType::Q5_K) or_bits(unit + 4 * kVector, 4, q);
+      if constexpr (T == TensorType::Q6_K) or_crumbs(unit + 4 * kVector, 4, q);
+      if constexpr (T == TensorType::IQ4_XS) codebook(q);
     }
     return q;
   }
@@ -83,19 +113,20 @@ struct Avx512VnniInt8Ops {
 
   template <TensorType T>
   static Rows dot(const Quants& w, const int8_t* x, int32_t offset) {
-    if constexpr (T == TensorType::Q4_0) {
-      return dot_codes<CodeSpan::Both, 15>(w, x, offset);
-    } else {
+    if constexpr (T == TensorType::Q8_0) {
       __m512i sum = _mm512_setzero_si512();
       // Both signed: x + 128 (x XOR 0x80 as an unsigned byte) times w, then
       // 128 * sum(w) taken off; every step is an exact integer.
       for (int v = 0; v < 8; ++v) sum = _mm512_dpbusd_epi32(sum, broadcast4(x, 4 * v, 0x80808080u), w.w[v]);
       return _mm512_sub_epi32(sum, w.sum128);
+    } else {
+      // Unsigned codes; IQ4's bias of 128 comes off with the offset.
+      return dot_codes<CodeSpan::Both, 255>(w, x, offset);
     }
   }
 
-  // Unsigned codes (Q4_0, K-quants) are the unsigned operand, activations
-  // the signed one; any code of 8 bits fits.
+  // Unsigned codes are the unsigned operand, activations the signed one;
+  // any code of 8 bits fits.
   template <CodeSpan S, int MaxCode>
   static Rows dot_codes(const Quants& w, const int8_t* x, int32_t offset) {
     __m512i sum = _mm512_setzero_si512();
@@ -117,6 +148,11 @@ struct Avx512VnniInt8Ops {
   static Acc byte_scales(const uint8_t* s) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
     return _mm512_cvtepi32_ps(Signed ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes));
+  }
+  template <bool High>
+  static Acc nibble_scales(const uint8_t* s) {
+    const __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+    return _mm512_cvtepi32_ps(High ? _mm512_srli_epi32(bytes, 4) : _mm512_and_si512(bytes, _mm512_set1_epi32(0x0f)));
   }
   static Acc mul(Acc a, Acc b) { return _mm512_mul_ps(a, b); }
   static Acc fnma(Acc m, float x, Acc acc) { return _mm512_fnmadd_ps(m, _mm512_set1_ps(x), acc); }

@@ -9,15 +9,18 @@
 #include <cstring>
 
 #include "kernels/arch/code_span.hpp"
-#include "kernels/quant.hpp"
+#include "kernels/quant_iq4.hpp"
 
 namespace kiln::kernels::arch {
 
 struct NeonDotInt8Ops {
   static constexpr int kRows = 8;
+  static constexpr int kVector = 32;  // bytes of one interleaved vector
 
-  // The block's 8 vectors of 32 bytes (Q8_0: the weights; Q4_0: the low then
-  // the high nibbles of its 4 vectors), each as rows 0-3 and rows 4-7.
+  // The block's 8 code vectors (kernels/interleave_unit.hpp: vector v holds
+  // elements 4v.., vector 4 + v elements 16 + 4v..), each as rows 0-3 and
+  // rows 4-7: Q8_0's and IQ4's signed weights, or the other types' unsigned
+  // codes (at most 63, so positive as signed bytes).
   struct Quants {
     int8x16_t w[8][2];
   };
@@ -28,46 +31,74 @@ struct NeonDotInt8Ops {
     float32x4_t h[2];
   };
 
+  // Bytes of half h (rows 4h .. 4h + 3) of the vector at p, shifted left by
+  // `left` bits in each 32-bit lane (vshlq shifts right by a negative count)
+  // and masked.
+  static int8x16_t shifted(const uint8_t* p, int h, int left, uint8_t mask) {
+    const uint32x4_t lanes = vshlq_u32(vreinterpretq_u32_u8(vld1q_u8(p + 16 * h)), vdupq_n_s32(left));
+    return vreinterpretq_s8_u8(vandq_u8(vreinterpretq_u8_u32(lanes), vdupq_n_u8(mask)));
+  }
+
+  // The parts of interleave_unit.hpp: nibble vectors become the codes' low
+  // 4 bits; crumb and bit vectors are ORed in at bit `at` of each code.
+  static void nibbles(const uint8_t* at, Quants& q) {
+    for (int h = 0; h < 2; ++h)
+      for (int v = 0; v < 4; ++v) {
+        const uint8x16_t packed = vld1q_u8(at + kVector * v + 16 * h);
+        q.w[v][h] = vreinterpretq_s8_u8(vandq_u8(packed, vdupq_n_u8(0x0f)));
+        q.w[v + 4][h] = vreinterpretq_s8_u8(vshrq_n_u8(packed, 4));
+      }
+  }
+  static void or_crumbs(const uint8_t* crumbs, int at, Quants& q) {
+    const auto mask = static_cast<uint8_t>(3 << at);
+    for (int h = 0; h < 2; ++h)
+      for (int half = 0; half < 2; ++half)
+        for (int v = 0; v < 4; ++v)
+          q.w[4 * half + v][h] = vorrq_s8(q.w[4 * half + v][h], shifted(crumbs + kVector * half, h, at - 2 * v, mask));
+  }
+  static void or_bits(const uint8_t* bit_vector, int at, Quants& q) {
+    const auto mask = static_cast<uint8_t>(1 << at);
+    for (int h = 0; h < 2; ++h)
+      for (int v = 0; v < 4; ++v) {
+        q.w[v][h] = vorrq_s8(q.w[v][h], shifted(bit_vector, h, at - v, mask));
+        q.w[v + 4][h] = vorrq_s8(q.w[v + 4][h], shifted(bit_vector, h, at - 4 - v, mask));
+      }
+  }
+  // IQ4 nibbles looked up in the codebook with tbl, as signed weights.
+  static void codebook(Quants& q) {
+    const int8x16_t table = vld1q_s8(kIq4Values);
+    for (auto& vector : q.w)
+      for (auto& half : vector) half = vqtbl1q_s8(table, vreinterpretq_u8_s8(half));
+  }
+
   template <TensorType T>
   static Quants decode(const uint8_t* block) {
     Quants q;
-    for (int h = 0; h < 2; ++h) {
-      if constexpr (T == TensorType::Q4_0) {
-        for (int v = 0; v < 4; ++v) {
-          const uint8x16_t packed = vld1q_u8(block + 32 * v + 16 * h);
-          q.w[v][h] = vreinterpretq_s8_u8(vandq_u8(packed, vdupq_n_u8(0x0f)));
-          q.w[v + 4][h] = vreinterpretq_s8_u8(vshrq_n_u8(packed, 4));
-        }
-      } else {
-        for (int v = 0; v < 8; ++v) q.w[v][h] = vld1q_s8(reinterpret_cast<const int8_t*>(block) + 32 * v + 16 * h);
-      }
+    if constexpr (T == TensorType::Q8_0) {
+      for (int h = 0; h < 2; ++h)
+        for (int v = 0; v < 8; ++v) q.w[v][h] = vld1q_s8(reinterpret_cast<const int8_t*>(block) + kVector * v + 16 * h);
+    } else {
+      nibbles(block, q);
+      if constexpr (T == TensorType::Q5_0 || T == TensorType::Q5_1) or_bits(block + 4 * kVector, 4, q);
+      if constexpr (T == TensorType::IQ4_NL) codebook(q);
     }
     return q;
   }
 
-  // A K-quant unit (kernels/interleave_k.hpp): Q4_0's nibbles, with the
-  // high bits shifted above them (vshlq shifts right by a negative count).
-  static int8x16_t high_bits(const uint8_t* bits, int left, uint8_t mask) {
-    const uint32x4_t shifted = vshlq_u32(vreinterpretq_u32_u8(vld1q_u8(bits)), vdupq_n_s32(left));
-    return vreinterpretq_s8_u8(vandq_u8(vreinterpretq_u8_u32(shifted), vdupq_n_u8(mask)));
-  }
+  // A super-block type's unit (kernels/interleave_k.hpp).
   template <TensorType T>
   static Quants decode_k(const uint8_t* unit) {
-    Quants q = decode<TensorType::Q4_0>(unit);
-    for (int h = 0; h < 2; ++h) {
-      if constexpr (T == TensorType::Q5_K) {
-        const uint8_t* bits = unit + 4 * 32 + 16 * h;
-        for (int v = 0; v < 4; ++v) {
-          q.w[v][h] = vorrq_s8(q.w[v][h], high_bits(bits, 4 - v, 0x10));
-          q.w[v + 4][h] = vorrq_s8(q.w[v + 4][h], high_bits(bits, -v, 0x10));
-        }
-      } else if constexpr (T == TensorType::Q6_K) {
-        for (int half = 0; half < 2; ++half) {
-          const uint8_t* bits = unit + (4 + half) * 32 + 16 * h;
-          for (int v = 0; v < 4; ++v)
-            q.w[4 * half + v][h] = vorrq_s8(q.w[4 * half + v][h], high_bits(bits, 4 - 2 * v, 0x30));
-        }
-      }
+    Quants q;
+    if constexpr (T == TensorType::Q2_K || T == TensorType::Q3_K) {
+      for (auto& vector : q.w)
+        for (auto& half : vector) half = vdupq_n_s8(0);
+      or_crumbs(unit, 0, q);
+      if constexpr (T == TensorType::Q3_K) or_bits(unit + 2 * kVector, 2, q);
+    } else {
+      nibbles(unit, q);
+      if constexpr (T == TensorType::Q5_K) or_bits(unit + 4 * kVector, 4, q);
+      if constexpr (T == TensorType::Q6_K) or_crumbs(unit + 4 * kVector, 4, q);
+      if constexpr (T == TensorType::IQ4_XS) codebook(q);
     }
     return q;
   }
@@ -79,20 +110,22 @@ struct NeonDotInt8Ops {
     return vreinterpretq_s8_s32(vdupq_n_s32(four));
   }
 
+  // Signed weights (Q8_0, IQ4) are multiplied as they are, without an
+  // offset; unsigned codes less the offset.
   template <TensorType T>
   static Rows dot(const Quants& w, const int8_t* x, int32_t offset) {
-    if constexpr (T == TensorType::Q4_0) return dot_codes<CodeSpan::Both, 15>(w, x, offset);
+    if constexpr (T != TensorType::Q8_0 && T != TensorType::IQ4_NL) return dot_codes<CodeSpan::Both, 31>(w, x, offset);
     Rows out;
     for (int h = 0; h < 2; ++h) {
       int32x4_t sum = vdupq_n_s32(0);
       for (int v = 0; v < 8; ++v) sum = vdotq_s32(sum, w.w[v][h], broadcast4(x, 4 * v));
-      out.h[h] = vsubq_s32(sum, vdupq_n_s32(offset));
+      out.h[h] = sum;
     }
     return out;
   }
 
-  // Unsigned codes (Q4_0, K-quants; at most 63, so positive as signed bytes)
-  // times x: vectors 0..3 hold columns 4v.., vectors 4..7 columns 16 + 4v'.
+  // Unsigned codes (at most 127, so positive as signed bytes) times x:
+  // vectors 0..3 hold columns 4v.., vectors 4..7 columns 16 + 4v'.
   template <CodeSpan S, int MaxCode>
   static Rows dot_codes(const Quants& w, const int8_t* x, int32_t offset) {
     static_assert(MaxCode <= 127);
@@ -117,14 +150,18 @@ struct NeonDotInt8Ops {
     return {{vmulq_n_f32(w.h[0], x_scale), vmulq_n_f32(w.h[1], x_scale)}};
   }
 
+  static Acc widen(int16x8_t wide) {
+    return {{vcvtq_f32_s32(vmovl_s16(vget_low_s16(wide))), vcvtq_f32_s32(vmovl_s16(vget_high_s16(wide)))}};
+  }
   template <bool Signed>
   static Acc byte_scales(const uint8_t* s) {
-    int16x8_t wide;
-    if constexpr (Signed)
-      wide = vmovl_s8(vld1_s8(reinterpret_cast<const int8_t*>(s)));
-    else
-      wide = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(s)));
-    return {{vcvtq_f32_s32(vmovl_s16(vget_low_s16(wide))), vcvtq_f32_s32(vmovl_s16(vget_high_s16(wide)))}};
+    if constexpr (Signed) return widen(vmovl_s8(vld1_s8(reinterpret_cast<const int8_t*>(s))));
+    return widen(vreinterpretq_s16_u16(vmovl_u8(vld1_u8(s))));
+  }
+  template <bool High>
+  static Acc nibble_scales(const uint8_t* s) {
+    const uint8x8_t bytes = vld1_u8(s);
+    return widen(vreinterpretq_s16_u16(vmovl_u8(High ? vshr_n_u8(bytes, 4) : vand_u8(bytes, vdup_n_u8(0x0f)))));
   }
   static Acc mul(const Acc& a, const Acc& b) { return {{vmulq_f32(a.h[0], b.h[0]), vmulq_f32(a.h[1], b.h[1])}}; }
   // acc - m * x, fused (vfmsq: a - b * c).

@@ -9,7 +9,7 @@
 
 #include "kernels/arch/code_span.hpp"
 #include "kernels/fp16.hpp"
-#include "kernels/quant.hpp"
+#include "kernels/quant_iq4.hpp"
 
 namespace kiln::kernels::arch {
 
@@ -17,7 +17,9 @@ template <int NRows>
 struct PortableInt8Ops {
   static constexpr int kRows = NRows;
 
-  struct Quants {  // the rows' 32 values, as stored (signed) or as unsigned codes (Q4_0, K-quants)
+  // The rows' 32 values: signed weights (Q8_0, IQ4's codebook values) or
+  // unsigned codes (the other types).
+  struct Quants {
     int32_t v[kRows][kQuantBlockElems];
   };
   struct Rows {
@@ -27,47 +29,65 @@ struct PortableInt8Ops {
     float v[kRows];
   };
 
-  // block: the interleaved quant bytes of one block (vector v holds bytes
-  // 4v .. 4v + 3 of every row, row after row).
+  // The parts of kernels/interleave_unit.hpp, read for row r and element e
+  // (0..31) in vectors of 4 bytes per row.
+  static constexpr int kVector = 4 * kRows;
+  static int nibble(const uint8_t* nibbles, int r, int e) {
+    return nibbles[e % 16 / 4 * kVector + r * 4 + e % 4] >> (4 * (e / 16)) & 0x0f;
+  }
+  static int crumb(const uint8_t* crumbs, int r, int e) {
+    return crumbs[e / 16 * kVector + r * 4 + e % 4] >> (2 * (e % 16 / 4)) & 3;
+  }
+  static int bit(const uint8_t* bits, int r, int e) { return bits[r * 4 + e % 4] >> (4 * (e / 16) + e % 16 / 4) & 1; }
+
+  // block: the interleaved quant bytes of one 32-element block (kernels/interleave.hpp).
   template <TensorType T>
   static Quants decode(const uint8_t* block) {
-    constexpr int kQuantBytes = traits_of(T).block_bytes - 2;
     Quants q;
     for (int r = 0; r < kRows; ++r)
-      for (int j = 0; j < kQuantBytes; ++j) {
-        const uint8_t byte = block[(j / 4) * 4 * kRows + r * 4 + j % 4];
-        if constexpr (T == TensorType::Q4_0) {
-          q.v[r][j] = byte & 0x0f;
-          q.v[r][j + 16] = byte >> 4;
-        } else {
-          q.v[r][j] = static_cast<int8_t>(byte);
-        }
+      for (int e = 0; e < kQuantBlockElems; ++e) {
+        if constexpr (T == TensorType::Q8_0)
+          q.v[r][e] = static_cast<int8_t>(block[e / 4 * kVector + r * 4 + e % 4]);
+        else if constexpr (T == TensorType::IQ4_NL)
+          q.v[r][e] = kIq4Values[nibble(block, r, e)];
+        else if constexpr (T == TensorType::Q5_0 || T == TensorType::Q5_1)
+          q.v[r][e] = nibble(block, r, e) | bit(block + 4 * kVector, r, e) << 4;
+        else
+          q.v[r][e] = nibble(block, r, e);
       }
     return q;
   }
 
-  // A K-quant unit (kernels/interleave_k.hpp): its 32 codes per row, the
-  // nibbles as Q4_0's with the high bits above them.
+  // A super-block type's unit (kernels/interleave_k.hpp): its 32 codes per
+  // row (IQ4_XS's as their codebook values).
   template <TensorType T>
   static Quants decode_k(const uint8_t* unit) {
-    Quants q = decode<TensorType::Q4_0>(unit);
-    const uint8_t* high = unit + 16 * kRows;
+    Quants q;
     for (int r = 0; r < kRows; ++r)
       for (int e = 0; e < kQuantBlockElems; ++e) {
-        const int half = e / 16, v = e % 16 / 4, k = e % 4;
-        if constexpr (T == TensorType::Q5_K)
-          q.v[r][e] |= (high[r * 4 + k] >> (4 * half + v) & 1) << 4;
+        if constexpr (T == TensorType::Q2_K)
+          q.v[r][e] = crumb(unit, r, e);
+        else if constexpr (T == TensorType::Q3_K)
+          q.v[r][e] = crumb(unit, r, e) | bit(unit + 2 * kVector, r, e) << 2;
+        else if constexpr (T == TensorType::Q5_K)
+          q.v[r][e] = nibble(unit, r, e) | bit(unit + 4 * kVector, r, e) << 4;
         else if constexpr (T == TensorType::Q6_K)
-          q.v[r][e] |= (high[half * 4 * kRows + r * 4 + k] >> (2 * v) & 3) << 4;
+          q.v[r][e] = nibble(unit, r, e) | crumb(unit + 4 * kVector, r, e) << 4;
+        else if constexpr (T == TensorType::IQ4_XS)
+          q.v[r][e] = kIq4Values[nibble(unit, r, e)];
+        else
+          q.v[r][e] = nibble(unit, r, e);
       }
     return q;
   }
 
-  // The exact integer block products; `offset` is subtracted from each (the
-  // Q4_0 nibbles' 8 * sum(x), 0 for Q8_0).
+  // The exact integer block products. `offset` is subtracted from those of
+  // unsigned codes (the bias times the activations' sum: Q4_0's 8 * sum(x),
+  // Q5_0's 16 * sum(x), 0 for Q5_1); signed weights (Q8_0, IQ4) need none.
   template <TensorType T>
   static Rows dot(const Quants& w, const int8_t* x, int32_t offset) {
-    return dot_codes<CodeSpan::Both, 127>(w, x, offset);
+    constexpr bool kSigned = T == TensorType::Q8_0 || T == TensorType::IQ4_NL;
+    return dot_codes<CodeSpan::Both, 127>(w, x, kSigned ? 0 : offset);
   }
 
   // The same over the span S of unsigned codes of at most MaxCode (the
@@ -103,6 +123,13 @@ struct PortableInt8Ops {
   static Acc byte_scales(const uint8_t* s) {
     Acc out;
     for (int r = 0; r < kRows; ++r) out.v[r] = Signed ? static_cast<int8_t>(s[r]) : s[r];
+    return out;
+  }
+  // The low or high nibbles of the rows' bytes (Q2_K's scales and mins), as floats.
+  template <bool High>
+  static Acc nibble_scales(const uint8_t* s) {
+    Acc out;
+    for (int r = 0; r < kRows; ++r) out.v[r] = static_cast<float>(High ? s[r] >> 4 : s[r] & 0x0f);
     return out;
   }
   static Acc mul(const Acc& a, const Acc& b) {

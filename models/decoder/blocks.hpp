@@ -140,6 +140,34 @@ void self_attention(const P& p) {
   });
 }
 
+// The attention's Q, K and V of the normalized residual (p.s.q, p.s.k_new,
+// p.s.v_new). They read the same input and write separate outputs, so only
+// the last waits for the others.
+template <class P>
+void qkv(const P& p, const LayerWeights& w) {
+  using enum Matrix;
+  const auto in = norm<attn_q, attn_k, attn_v>(p, w.attn_norm);
+  matmul<attn_q, Store::Replace, Sync::NoWait>(p, w.attn_q, in, p.s.q);
+  matmul<attn_k, Store::Replace, Sync::NoWait>(p, w.attn_k, in, p.s.k_new);
+  matmul<attn_v>(p, w.attn_v, in, p.s.v_new);
+}
+
+// The attention's output projection of p.s.att, into `out` (Store::Add: the residual stream).
+template <Store S, class P, size_t B, size_t N>
+void attention_output(const P& p, const LayerWeights& w, float (&out)[B][N]) {
+  matmul<Matrix::attn_output, S>(p, w.attn_output, input<Matrix::attn_output>(p, p.s.att), out);
+}
+
+// The feed-forward's gate and up of the normalized residual (p.s.gate,
+// p.s.up), which read the same input.
+template <class P>
+void gate_up(const P& p, const LayerWeights& w) {
+  using enum Matrix;
+  const auto in = norm<ffn_gate, ffn_up>(p, w.ffn_norm);
+  matmul<ffn_gate, Store::Replace, Sync::NoWait>(p, w.ffn_gate, in, p.s.gate);
+  matmul<ffn_up>(p, w.ffn_up, in, p.s.up);
+}
+
 // p.s.gate = silu(gate) * up (rounded in the same pass when ffn_down reads
 // Q8); returns ffn_down's input.
 template <class P>

@@ -13,21 +13,12 @@ struct Llama {
   template <class P>
   static void layer(const P& p, const decoder::LayerWeights& w) {
     using namespace decoder;
-    using enum Matrix;
     auto& s = p.s;
-    // Q, K and V read the same input and write separate outputs, so only the
-    // last waits for the others; so do gate and up.
-    const auto in = norm<attn_q, attn_k, attn_v>(p, w.attn_norm);
-    matmul<attn_q, Store::Replace, Sync::NoWait>(p, w.attn_q, in, s.q);
-    matmul<attn_k, Store::Replace, Sync::NoWait>(p, w.attn_k, in, s.k_new);
-    matmul<attn_v>(p, w.attn_v, in, s.v_new);
+    qkv(p, w);
     self_attention(p);
-    matmul<attn_output, Store::Add>(p, w.attn_output, input<attn_output>(p, s.att), s.x);
-
-    const auto ffn_in = norm<ffn_gate, ffn_up>(p, w.ffn_norm);
-    matmul<ffn_gate, Store::Replace, Sync::NoWait>(p, w.ffn_gate, ffn_in, s.gate);
-    matmul<ffn_up>(p, w.ffn_up, ffn_in, s.up);
-    matmul<ffn_down, Store::Add>(p, w.ffn_down, swiglu(p), s.x);
+    attention_output<Store::Add>(p, w, s.x);
+    gate_up(p, w);
+    matmul<Matrix::ffn_down, Store::Add>(p, w.ffn_down, swiglu(p), s.x);
   }
 };
 
