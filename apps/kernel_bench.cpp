@@ -3,6 +3,7 @@
 // where each kernel's limit is: the L2 figure is its arithmetic, the large
 // one what memory lets it reach (compare with kiln-bench --probe). Then
 // attention over a long F16 cache, in GFLOP/s (against the probe's FP32 peak).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -70,10 +71,11 @@ void run_both() {
 }
 
 // Attention of n_tokens queries at positions pos0.. over an F16 cache (heads
-// of tinyllama-1.1b, llama 3 8B's size), `reps` times; prints GFLOP/s
-// (scores and weighted sum: 4 flops per head element and position).
+// of tinyllama-1.1b, llama 3 8B's size), over the last `window` positions
+// when it is not 0, `reps` times; prints GFLOP/s (scores and weighted sum: 4
+// flops per head element and position attended).
 template <int NHead, int NHeadKV, int HeadDim>
-void run_attention(const char* what, int n_tokens, int pos0, int reps) {
+void run_attention(const char* what, int n_tokens, int pos0, int reps, int window = 0) {
   constexpr TensorType kKv = TensorType::F16;
   const int n_pos = pos0 + n_tokens;
   std::mt19937 rng(2);
@@ -92,14 +94,14 @@ void run_attention(const char* what, int n_tokens, int pos0, int reps) {
   const float kScale = 1.0f / std::sqrt(static_cast<float>(HeadDim));
   const auto once = [&] {
     attention<NHead, NHeadKV, HeadDim, kKv, Sync::NoWait>(q.data(), k.data(), v.data(), out.data(), n_tokens, pos0,
-                                                          scores.data(), n_pos, kScale, 0);
+                                                          scores.data(), n_pos, kScale, window);
   };
   once();  // warm-up
   const auto t0 = std::chrono::steady_clock::now();
   for (int r = 0; r < reps; ++r) once();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   double positions = 0;  // summed over the queries
-  for (int t = 0; t < n_tokens; ++t) positions += pos0 + t + 1;
+  for (int t = 0; t < n_tokens; ++t) positions += window > 0 ? std::min(window, pos0 + t + 1) : pos0 + t + 1;
   std::printf("| %d/%d/%d | %s | %.1f | %.3f |\n", NHead, NHeadKV, HeadDim, what,
               4.0 * NHead * HeadDim * positions * reps / s / 1e9, s * 1e3 / reps);
 }
@@ -128,5 +130,8 @@ int main() {
   run_attention<32, 4, 64>("512 tokens from 0", 512, 0, 5);
   run_attention<32, 8, 128>("22 tokens after 1,000 cached", 22, 1000, 50);
   run_attention<12, 12, 64>("22 tokens after 1,000 cached", 22, 1000, 100);
+  // Gemma 3 1B's heads, a global layer and a sliding one (window 512) at depth 4,000.
+  run_attention<4, 1, 256>("1 token after 4,000 cached", 1, 4000, 500);
+  run_attention<4, 1, 256>("1 token after 4,000 cached, window 512", 1, 4000, 500, 512);
   return 0;
 }

@@ -59,13 +59,15 @@ void block_scores(const float* q, const CacheValue<T>* k, int64_t stride, float 
 }
 
 // The queries of one work item: query r (N floats at q[r]) attends to
-// positions [0, n[r]), its scores and then softmax weights go to w[r], its
+// positions [first[r], n[r]) (first: 0, or where its window starts), its
+// scores and then softmax weights go to w[r] (at the same positions), its
 // result to out[r].
 template <int Capacity>
 struct Queries {
   const float* q[Capacity];
   float* w[Capacity];
   float* out[Capacity];
+  int first[Capacity];
   int n[Capacity];
   int count = 0;
 };
@@ -78,31 +80,40 @@ int block_scored(int n) {
   return N % kFloatLanes == 0 ? n / kFloatLanes * kFloatLanes : 0;
 }
 
-// Every query's scores, w[r][j] = q[r] . k_j * scale. Keys are read a block of
-// kFloatLanes positions at a time for all the queries that reach past it; an
-// F16 block read by several queries is widened once, into `widened` (exact,
-// so the scores are those of the cache's own elements).
+// The first block a query scores: the one holding its first position.
+inline int first_block(int first) { return first / kFloatLanes * kFloatLanes; }
+
+// Every query's scores, w[r][j] = q[r] . k_j * scale for j in [first[r],
+// n[r]) (and a few before first[r], in its first block, which nothing reads).
+// Keys are read a block of kFloatLanes positions at a time for all the
+// queries whose positions include it; an F16 block read by several queries is
+// widened once, into `widened` (exact, so the scores are those of the cache's
+// own elements).
 template <TensorType T, int N, class Queries>
 void scores(const Queries& qs, const CacheValue<T>* k, int64_t stride, float scale) {
-  int longest = 0;
-  for (int r = 0; r < qs.count; ++r) longest = std::max(longest, block_scored<N>(qs.n[r]));
+  int lowest = qs.count > 0 ? first_block(qs.first[0]) : 0, longest = 0;
+  for (int r = 0; r < qs.count; ++r) {
+    lowest = std::min(lowest, first_block(qs.first[r]));
+    longest = std::max(longest, block_scored<N>(qs.n[r]));
+  }
+  const auto reads = [&](int r, int j) { return j >= first_block(qs.first[r]) && j < block_scored<N>(qs.n[r]); };
   constexpr bool kWiden = T == TensorType::F16 && N % kFloatLanes == 0;
   alignas(64) float widened[kWiden ? kFloatLanes * N : 1];
-  for (int j = 0; j < longest; j += kFloatLanes) {
+  for (int j = lowest; j < longest; j += kFloatLanes) {
     const CacheValue<T>* block = k + j * stride;
     if (kWiden && qs.count > 1) {
       for (int p = 0; p < kFloatLanes; ++p)
         for (int i = 0; i < N; i += kFloatLanes)
           WeightRow<T>::load(bytes_of<T>(block + p * stride), i).store_aligned(widened + p * N + i);
       for (int r = 0; r < qs.count; ++r)
-        if (j < block_scored<N>(qs.n[r])) block_scores<TensorType::F32, N>(qs.q[r], widened, N, scale, qs.w[r] + j);
+        if (reads(r, j)) block_scores<TensorType::F32, N>(qs.q[r], widened, N, scale, qs.w[r] + j);
     } else {
       for (int r = 0; r < qs.count; ++r)
-        if (j < block_scored<N>(qs.n[r])) block_scores<T, N>(qs.q[r], block, stride, scale, qs.w[r] + j);
+        if (reads(r, j)) block_scores<T, N>(qs.q[r], block, stride, scale, qs.w[r] + j);
     }
   }
   for (int r = 0; r < qs.count; ++r) {
-    for (int j = block_scored<N>(qs.n[r]); j < qs.n[r]; ++j) {
+    for (int j = std::max(block_scored<N>(qs.n[r]), qs.first[r]); j < qs.n[r]; ++j) {
       float s[1][1];
       dot_tile<T, N, 1, 1>(bytes_of<T>(k + j * stride), qs.q[r], s);
       qs.w[r][j] = s[0][0] * scale;
@@ -158,15 +169,25 @@ struct ValueSum {
 template <int N>
 inline constexpr int kValueTile = std::max(1, 16 / (ValueSum<N>::kChains * std::max(ValueSum<N>::kVecs, 1)));
 
-// out[r] = sum_{j < n[r]} w[r][j] * v_j for R queries from `first`, v_j = v
-// + j * stride: each value row is read once for the R of them.
+// out[r] = sum_{first[r] <= j < n[r]} w[r][j] * v_j for R queries from
+// `first`, v_j = v + j * stride: each value row is read once for the R of
+// them. The loop starts where the earliest of them does (at a multiple of
+// kChains, so position j still feeds chain j % kChains); a query that starts
+// later gets weights of exactly 0 up to its first position, which leave its
+// chains' bits as they are (an accumulator that starts at +0 never becomes
+// -0), so its result is that of its positions alone.
 template <TensorType T, int N, int R, class Queries>
 void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t stride) {
   using Sum = ValueSum<N>;
   Sum sums[R];
-  int common = qs.n[first];
-  for (int r = 1; r < R; ++r) common = std::min(common, qs.n[first + r]);
-  int j = 0;
+  int common = qs.n[first], start = qs.first[first];
+  for (int r = 1; r < R; ++r) {
+    common = std::min(common, qs.n[first + r]);
+    start = std::min(start, qs.first[first + r]);
+  }
+  start = start / Sum::kChains * Sum::kChains;
+  for (int r = 0; r < R; ++r) std::fill(qs.w[first + r] + start, qs.w[first + r] + qs.first[first + r], 0.0f);
+  int j = start;
   for (; j + Sum::kChains <= common; j += Sum::kChains) {
     [&]<int... C>(std::integer_sequence<int, C...>) {
       ((
@@ -191,9 +212,8 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
 // 0 .. p of kv head h / (NHead / NHeadKV), or with a window w > 0 to the
 // last w of them (p - w < j <= p):
 //   out = sum_j softmax_j(q . k_j * scale) * v_j.
-// Positions before a window are scored and then masked (-inf before the
-// softmax, so they weigh exactly 0): a windowed query costs what a full one
-// does.
+// A windowed query reads only its window's keys and values: a sliding layer
+// costs its window, whatever the context.
 // scores is scratch: kAttentionScratchRows rows of scores_stride >= pos0 +
 // n_tokens floats per OpenMP thread. Work-shared over items of queries that
 // share a kv head (a few tokens, some or all of its heads); a query's result
@@ -232,14 +252,12 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
         qs.out[qs.count] = out + t * kQDim + h * HeadDim;
         qs.w[qs.count] = rows + static_cast<int64_t>(qs.count) * scores_stride;
         qs.n[qs.count] = pos0 + t + 1;
+        qs.first[qs.count] = window > 0 ? std::max(0, pos0 + t + 1 - window) : 0;
         ++qs.count;
       }
     }
     detail::scores<KvType, HeadDim>(qs, k_cache + g * HeadDim, kKVDim, scale);
-    for (int r = 0; r < qs.count; ++r) {
-      if (window > 0) std::fill(qs.w[r], qs.w[r] + std::max(0, qs.n[r] - window), -INFINITY);
-      softmax(qs.w[r], qs.n[r]);
-    }
+    for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r]);
     const CacheValue<KvType>* v_head = v_cache + g * HeadDim;
     int r = 0;
     for (; r + kTile <= qs.count; r += kTile) detail::weighted_sums<KvType, HeadDim, kTile>(qs, r, v_head, kKVDim);
