@@ -16,12 +16,11 @@ namespace kiln::kernels {
 inline constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // The same + 128, as unsigned bytes (1 .. 241), for products that want an
-// unsigned operand.
+// unsigned operand (the bias is code_bias in kernels/int8_dot.hpp).
 inline constexpr uint8_t kIq4Biased[16] = {1, 24, 45, 63, 79, 93, 106, 118, 129, 141, 153, 166, 181, 197, 217, 241};
-inline constexpr int kIq4Bias = 128;
 static_assert([] {
   for (int i = 0; i < 16; ++i)
-    if (kIq4Biased[i] != kIq4Values[i] + kIq4Bias) return false;
+    if (kIq4Biased[i] != kIq4Values[i] + 128) return false;
   return true;
 }());
 
