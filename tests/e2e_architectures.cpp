@@ -1,4 +1,6 @@
-// The architectures beyond llama and qwen2 (qwen3, gemma3, smollm3): in F32
+// The architectures beyond llama and qwen2 (qwen3, gemma3, smollm3), and the
+// weight types beyond ../shared's files (Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q3_K,
+// Q2_K): in F32
 // against the reference forward pass and for batch and thread invariance, and
 // in F32, Q8_0 and kiln-synth's Q4_K_M against llama.cpp's logits for the same
 // files: the prompt in one batch (24 tokens, longer than gemma3's 16-token
@@ -22,6 +24,8 @@
 #include "kiln_test_synth_smollm3.hpp"
 #include "kiln_test_synth_smollm3_q4_k_m.hpp"
 #include "kiln_test_synth_smollm3_q8_0.hpp"
+#include "kiln_test_synth_llama_q5_iq4.hpp"
+#include "kiln_test_synth_qwen2_q2_q3.hpp"
 #include "tests/llamacpp_reference.hpp"
 #include "tests/synth_fixture_checks.hpp"
 
@@ -56,6 +60,13 @@ const Fixture kFixtures[] = {
     {KILN_ARCH_FIXTURE(kiln_test_synth_smollm3), kF32, true},
     {KILN_ARCH_FIXTURE(kiln_test_synth_smollm3_q8_0), kQ8_0},
     {KILN_ARCH_FIXTURE(kiln_test_synth_smollm3_q4_k_m), kQ4_K_M},
+    // e2e_synth_combos' models of the types llama-quantize falls back to and
+    // its low-bit mixes use (IQ4_XS, Q5_0, IQ4_NL, Q5_1; Q5_0, Q3_K, Q2_K,
+    // IQ4_XS): llama.cpp rounds Q5_1's input to Q8_1 and the K-quants' and
+    // IQ4_XS's to blocks of 256 where kiln rounds all to blocks of 32, so the
+    // K-quant bound.
+    {KILN_ARCH_FIXTURE(kiln_test_synth_llama_q5_iq4), kQ4_K_M},
+    {KILN_ARCH_FIXTURE(kiln_test_synth_qwen2_q2_q3), kQ4_K_M},
 };
 
 }  // namespace
@@ -68,7 +79,7 @@ TEST_CASE("qwen3, gemma3 and smollm3 in F32 agree with the reference forward pas
   }
 }
 
-TEST_CASE("qwen3, gemma3 and smollm3 match llama.cpp's logits and greedy ids") {
+TEST_CASE("qwen3, gemma3, smollm3 and the newer weight types match llama.cpp's logits and greedy ids") {
   for (const Fixture& f : kFixtures) {
     CAPTURE(std::string(f.name));
     auto model = f.load();
