@@ -11,6 +11,7 @@
 // tests/llama_oracle/README.md says.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -27,6 +28,7 @@
 #include "kiln_test_synth_llama_q5_iq4.hpp"
 #include "kiln_test_synth_qwen2_q2_q3.hpp"
 #include "tests/llamacpp_reference.hpp"
+#include "tests/reference_check.hpp"
 #include "tests/synth_fixture_checks.hpp"
 
 namespace {
@@ -77,6 +79,26 @@ TEST_CASE("qwen3, gemma3 and smollm3 in F32 agree with the reference forward pas
     CAPTURE(std::string(f.name));
     kiln::test::check_synthetic_model(*f.load(), f.gguf);
   }
+}
+
+TEST_CASE("gemma3: a prefix longer than the sliding window is reused from its keys and values") {
+  // 30 cached positions against a 16-token window: the sliding layers'
+  // later tokens must still see what the restored cache holds for them.
+  auto model = kiln::models::kiln_test_synth_gemma3::load();
+  const auto ids = kiln::test::random_prompt(40, model->n_vocab(), 9);
+  constexpr int kPrefix = 30;
+  auto whole = model->new_sequence();
+  const auto straight = kiln::test::all_logits(*whole, ids, model->max_batch());
+  const kiln::KvLayout layout = model->kv_layout();
+  std::vector<uint8_t> prefix(size_t(kPrefix) * layout.bytes_per_position());
+  whole->read_kv(0, kPrefix, prefix.data());
+
+  auto resumed = model->new_sequence();
+  resumed->write_kv(0, kPrefix, prefix.data());
+  const size_t vocab = size_t(model->n_vocab());
+  std::vector<float> rest((ids.size() - kPrefix) * vocab);
+  resumed->forward(ids.data() + kPrefix, int(ids.size()) - kPrefix, kPrefix, kiln::Logits::All, rest.data());
+  CHECK(std::memcmp(rest.data(), straight.data() + kPrefix * vocab, rest.size() * sizeof(float)) == 0);
 }
 
 TEST_CASE("qwen3, gemma3, smollm3 and the newer weight types match llama.cpp's logits and greedy ids") {
