@@ -1,5 +1,7 @@
 #include "models/describe.hpp"
 
+#include "models/decoder/read_decoder.hpp"
+
 namespace kiln {
 
 extern const Architecture kLlama, kQwen2, kQwen3, kGemma3, kSmolLM3;
@@ -20,7 +22,8 @@ const Architecture& architecture(std::string_view name, const std::string& where
 }
 
 ModelDesc describe_model(const GgufFile& file) {
-  return architecture(file.get_string("general.architecture"), file.path()).describe(file);
+  const Architecture& a = architecture(file.get_string("general.architecture"), file.path());
+  return a.describe ? a.describe(file) : read_decoder(file, a);
 }
 
 }  // namespace kiln

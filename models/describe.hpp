@@ -20,10 +20,10 @@ struct Architecture {
   std::string_view type;    // the C++ type whose layer() the forward pass calls
   // The tensors of every block, by their names in models/decoder/block_tensors.hpp.
   std::span<const std::string_view> block;
-  // Reads a file's description; most are read_decoder and what the
-  // architecture adds (read_decoder.hpp).
-  ModelDesc (*describe)(const GgufFile&);
   bool rope_freqs_allowed = false;  // may have rope_freqs.weight (Llama 3.1 frequency factors)
+  // Reads a file's description where the architecture reads more than
+  // read_decoder does (read_decoder.hpp), and calls it first; null: read_decoder alone.
+  ModelDesc (*describe)(const GgufFile&) = nullptr;
 };
 
 // The architecture of that name; throws kiln::Error listing the known ones.
