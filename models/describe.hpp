@@ -14,6 +14,13 @@
 
 namespace kiln {
 
+// The RoPE frequency factor tensors an architecture's files may hold.
+enum class RopeFactors {
+  None,
+  Freqs,      // rope_freqs.weight (Llama 3.1)
+  LongShort,  // rope_factors_long.weight and rope_factors_short.weight (LongRoPE: Phi-3)
+};
+
 struct Architecture {
   std::string_view name;    // general.architecture, also the prefix of its keys
   std::string_view header;  // the header generated code includes for its layer
@@ -23,7 +30,10 @@ struct Architecture {
   // Reads a file's description; most are read_decoder and what the
   // architecture adds (read_decoder.hpp).
   ModelDesc (*describe)(const GgufFile&);
-  bool rope_freqs_allowed = false;  // may have rope_freqs.weight (Llama 3.1 frequency factors)
+  RopeFactors rope_factors = RopeFactors::None;
+  // The fused matrices of every block, after `block`, by their names in
+  // kFusedTensors (block_tensors.hpp).
+  std::span<const std::string_view> fused = {};
 };
 
 // The architecture of that name; throws kiln::Error listing the known ones.

@@ -17,6 +17,7 @@
 #include "kiln_test_synth_q4_k_m.hpp"
 #include "kiln_test_synth_q4_k_m_f32.hpp"
 #include "kiln_test_synth_gemma3.hpp"
+#include "kiln_test_synth_phi3.hpp"
 #include "kiln_test_synth_qwen2_mixed.hpp"
 #include "kiln_test_synth_qwen3.hpp"
 #include "kiln_test_synth_smollm3.hpp"
@@ -42,6 +43,7 @@ const SynthFixture kFixtures[] = {
     {KILN_SYNTH_FIXTURE(kiln_test_synth_qwen3)},
     {KILN_SYNTH_FIXTURE(kiln_test_synth_gemma3)},
     {KILN_SYNTH_FIXTURE(kiln_test_synth_smollm3)},
+    {KILN_SYNTH_FIXTURE(kiln_test_synth_phi3)},
 };
 
 std::vector<int32_t> random_prompt(int n, int vocab, unsigned seed) {

@@ -15,7 +15,8 @@ ModelDesc describe(const GgufFile& file);
 
 }  // namespace
 
-extern const Architecture kLlama{"llama", "models/llama/llama.hpp", "kiln::llama::Llama", kBlock, describe, true};
+extern const Architecture kLlama{"llama", "models/llama/llama.hpp", "kiln::llama::Llama", kBlock, describe,
+                                 RopeFactors::Freqs};
 
 namespace {
 
