@@ -48,15 +48,13 @@ std::string kind_literal(const LayerKind& k) {
   return std::string("kiln::LayerKind{.sliding = ") + bool_literal(k.sliding) + ", .rope = " + bool_literal(k.rope) + "}";
 }
 
-// The weight type of each matrix of block `layer` that the model has, as "role type" lines.
-std::vector<std::pair<std::string_view, TensorType>> block_matrix_types(const ModelDesc& d, int layer) {
+// The weight type of each matrix of block `layer`, by role (a fused
+// tensor's parts each take its type: block_matrices).
+std::vector<std::pair<std::string_view, TensorType>> block_matrix_types(const ModelDesc& d, const Architecture& arch,
+                                                                         int layer) {
   std::vector<std::pair<std::string_view, TensorType>> types;
-  for (const decoder::BlockTensor& t : decoder::kBlockTensors) {
-    if (!t.matrix) continue;
-    const std::string name = decoder::block_tensor_name(layer, t);
-    for (const TensorDesc& td : d.tensors)
-      if (td.name == name) types.emplace_back(decoder::matrix_role(t), td.type);
-  }
+  for (const decoder::MatrixSource& m : decoder::block_matrices(d, arch, layer))
+    types.emplace_back(decoder::matrix_role(*m.matrix), d.tensor(m.tensor).type);
   return types;
 }
 
@@ -121,7 +119,7 @@ std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std:
   std::map<std::vector<std::pair<std::string_view, TensorType>>, int> block_type_ids;
   std::vector<int> layer_types;
   for (int l = 0; l < d.hp.n_layer; ++l) {
-    const auto types = block_matrix_types(d, l);
+    const auto types = block_matrix_types(d, arch, l);
     auto [it, added] = block_type_ids.emplace(types, int(block_type_ids.size()));
     layer_types.push_back(it->second);
     if (!added) continue;

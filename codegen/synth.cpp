@@ -129,6 +129,38 @@ void add_rope_freqs(GgufWriter& w, int n_rot, float base) {
   add_floats(w, "rope_freqs.weight", factors);
 }
 
+// LongRoPE's factors, one divisor per rotated pair, growing towards the low
+// frequencies as Phi's do: the short ones near 1, the long ones up to about
+// 1 + n_rot / 2, so that a model choosing the wrong ones rotates visibly
+// differently. And the keys llama.cpp's converter writes with them: the
+// original context, and the attention factor it computes from the ratio of
+// the context length to it.
+void add_longrope(GgufWriter& w, const std::string& prefix, int n_rot, int n_ctx, int original_context) {
+  std::vector<float> long_factors(static_cast<size_t>(n_rot / 2)), short_factors(long_factors.size());
+  for (size_t i = 0; i < long_factors.size(); ++i) {
+    long_factors[i] = 1.0f + 0.5f * static_cast<float>(i) * (1.0f + static_cast<float>(i) / n_rot);
+    short_factors[i] = 1.0f + 0.02f * static_cast<float>(i);
+  }
+  add_floats(w, "rope_factors_long.weight", long_factors);
+  add_floats(w, "rope_factors_short.weight", short_factors);
+  const double scale = double(n_ctx) / original_context;
+  const double attn_factor = scale > 1 ? std::sqrt(1 + std::log(scale) / std::log(double(original_context))) : 1;
+  w.add_u32(prefix + "rope.scaling.original_context_length", static_cast<uint32_t>(original_context));
+  w.add_f32(prefix + "rope.scaling.attn_factor", static_cast<float>(attn_factor));
+}
+
+// The weight type of a block tensor holding these kBlockTensors matrices
+// (one, or a fused tensor's parts): the "_M" mixes give attn_v and ffn_down
+// more bits in some layers, and a fused tensor holding one of them the same
+// (attn_qkv: llama-quantize's category_is_attn_v).
+TensorType matrix_type(const WeightTypes& types, bool more_bits_layer, std::span<const std::string_view> matrices) {
+  for (const std::string_view m : matrices)
+    if (const std::string_view role = decoder::matrix_role(decoder::block_tensor(m));
+        more_bits_layer && (role == "attn_v" || role == "ffn_down"))
+      return *types.more_bits;
+  return matrices.front().starts_with("ffn_") ? types.feed_forward : types.attention;
+}
+
 }  // namespace
 
 WeightTypes q4_k_m_types() {
@@ -149,18 +181,23 @@ bool gets_more_bits(int layer, int n_layer) {
 GgufWriter make_model(const SynthSpec& spec) {
   const ModelShape& s = spec.shape;
   const int head_dim = s.head_dim ? s.head_dim : (s.n_head > 0 ? s.n_embd / s.n_head : 0);
+  const int n_rot = s.n_rot ? s.n_rot : head_dim;
   if (s.n_head <= 0 || s.n_head_kv <= 0 || head_dim <= 0 || head_dim % 2 != 0 || s.n_head % s.n_head_kv != 0 ||
-      (!s.head_dim && s.n_embd % s.n_head != 0) || s.n_vocab < 260)
+      (!s.head_dim && s.n_embd % s.n_head != 0) || s.n_vocab < 260 || n_rot % 2 != 0 || n_rot > head_dim)
     throw Error("synthetic model: inconsistent shape (need an even head size, embd % heads == 0 without --head-dim, "
-                "heads % kv_heads == 0, vocab >= 260)");
+                "heads % kv_heads == 0, vocab >= 260, an even rope dimension count of at most the head size)");
   const int q_dim = head_dim * s.n_head, kv_dim = head_dim * s.n_head_kv;
 
   GgufWriter w;
   const std::string arch(s.arch);
   const Architecture& architecture = kiln::architecture(arch, "synthetic model");
-  if (spec.rope_freqs && !architecture.rope_freqs_allowed)
+  if (spec.rope_freqs && architecture.rope_factors != RopeFactors::Freqs)
     throw Error("synthetic model: RoPE frequency factors are not part of the " + arch + " architecture");
-  if (s.n_swa && arch != "gemma3") throw Error("synthetic model: kiln-synth writes a sliding window for gemma3 only");
+  if (spec.longrope_original_context && architecture.rope_factors != RopeFactors::LongShort)
+    throw Error("synthetic model: LongRoPE factors are not part of the " + arch + " architecture");
+  // phi3's converter writes the key, which llama.cpp (and kiln) ignore.
+  if (s.n_swa && arch != "gemma3" && arch != "phi3")
+    throw Error("synthetic model: kiln-synth writes a sliding window for gemma3 and phi3 only");
   const std::string p = arch + ".";
   w.add_string("general.architecture", arch);
   w.add_string("general.name", "kiln synthetic " + std::string(s.name) + " (random weights)");
@@ -174,13 +211,14 @@ GgufWriter make_model(const SynthSpec& spec) {
     w.add_u32(p + "attention.key_length", static_cast<uint32_t>(head_dim));
     w.add_u32(p + "attention.value_length", static_cast<uint32_t>(head_dim));
   }
-  w.add_u32(p + "rope.dimension_count", static_cast<uint32_t>(head_dim));
+  w.add_u32(p + "rope.dimension_count", static_cast<uint32_t>(n_rot));
   w.add_f32(p + "rope.freq_base", spec.rope_base);
   w.add_f32(p + "attention.layer_norm_rms_epsilon", spec.rms_eps);
   if (s.n_swa) {
     w.add_u32(p + "attention.sliding_window", static_cast<uint32_t>(s.n_swa));
-    w.add_u32(p + "attention.sliding_window_pattern", 6);  // llama.cpp's default for gemma3, written out
+    if (arch == "gemma3") w.add_u32(p + "attention.sliding_window_pattern", 6);  // llama.cpp's default, written out
   }
+  if (spec.longrope_original_context) add_longrope(w, p, n_rot, s.n_ctx, spec.longrope_original_context);
   w.add_u32(p + "vocab_size", static_cast<uint32_t>(s.n_vocab));
   add_vocab(w, s.n_vocab);
 
@@ -192,32 +230,34 @@ GgufWriter make_model(const SynthSpec& spec) {
              0.5f);
   add_norm(w, rng, "output_norm.weight", s.n_embd);
   if (!spec.tied_output) add_matrix(w, rng, "output.weight", spec.types.output, s.n_vocab, s.n_embd, 3.0f * in_embd);
-  if (spec.rope_freqs) add_rope_freqs(w, head_dim, spec.rope_base);
-  // The blocks, tensor by tensor from the architecture's list. Matrices
+  if (spec.rope_freqs) add_rope_freqs(w, n_rot, spec.rope_base);
+  // The blocks, tensor by tensor from the architecture's lists. Matrices
   // that read the residual stream start at 1/sqrt(n_embd); those that write
   // back into it (the output projections), at half of 1/sqrt(their input).
+  // A fused matrix is its parts' rows drawn as one matrix, in one type.
   const decoder::BlockSizes size{s.n_embd, q_dim, kv_dim, head_dim, s.n_ff};
+  auto add_block_matrix = [&](const std::string& name, bool more, std::span<const std::string_view> matrices) {
+    const std::vector<int64_t> dims = decoder::stacked_dims(matrices, size);
+    const int cols = int(dims[0]);
+    const bool reads_residual = decoder::block_tensor(matrices.front()).cols == decoder::Dim::Embd;
+    const float scale = reads_residual ? in_embd : 0.5f * (1.0f / std::sqrt(float(cols)));
+    add_matrix(w, rng, name, matrix_type(spec.types, more, matrices), int(dims[1]), cols, scale);
+  };
   for (int l = 0; l < s.n_layer; ++l) {
     const bool more = spec.types.more_bits && gets_more_bits(l, s.n_layer);
     for (const std::string_view tensor : architecture.block) {
       const decoder::BlockTensor& t = decoder::block_tensor(tensor);
-      const std::string name = decoder::block_tensor_name(l, t);
-      const int cols = int(size(t.cols));
+      const std::string name = decoder::block_tensor_name(l, tensor);
       if (t.vector && t.name.ends_with(".bias")) {
-        add_vector(w, rng, name, cols, 0.0f, 0.5f);
+        add_vector(w, rng, name, int(size(t.cols)), 0.0f, 0.5f);
       } else if (t.vector) {
-        add_norm(w, rng, name, cols);
+        add_norm(w, rng, name, int(size(t.cols)));
       } else {
-        const std::string_view role = decoder::matrix_role(t);
-        // llama-quantize's Q4_K_M gives attn_v and ffn_down more bits in some layers.
-        const bool more_here = more && (role == "attn_v" || role == "ffn_down");
-        const TensorType type = more_here                 ? *spec.types.more_bits
-                                : role.starts_with("ffn_") ? spec.types.feed_forward
-                                                           : spec.types.attention;
-        const float scale = t.cols == decoder::Dim::Embd ? in_embd : 0.5f * (1.0f / std::sqrt(float(cols)));
-        add_matrix(w, rng, name, type, int(size(t.rows)), cols, scale);
+        add_block_matrix(name, more, std::span<const std::string_view>(&tensor, 1));
       }
     }
+    for (const std::string_view tensor : architecture.fused)
+      add_block_matrix(decoder::block_tensor_name(l, tensor), more, decoder::fused_tensor(tensor).parts);
   }
   return w;
 }

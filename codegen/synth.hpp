@@ -42,6 +42,9 @@ struct SynthSpec {
   float rope_base = 10000.0f;
   float rms_eps = 1e-5f;
   bool rope_freqs = false;  // write Llama 3.1-style RoPE frequency factors (llama only)
+  // When not 0, write LongRoPE's factors for this original context, and its
+  // attention factor (phi3 only).
+  int longrope_original_context = 0;
 };
 
 // Builds the whole model. Throws kiln::Error when a weight type does not fit

@@ -20,13 +20,16 @@ const char* kUsage =
     "for demos, benchmarks and tests without a download.\n"
     "\n"
     "  --preset NAME      stories260k, stories15m, stories110m, tinyllama-1.1b, qwen2.5-0.5b,\n"
-    "                     qwen3-0.6b, gemma3-1b or smollm3-3b\n"
+    "                     qwen3-0.6b, gemma3-1b, smollm3-3b or phi4-mini\n"
     "  --arch NAME        llama (default), qwen2 (Q/K/V biases, NEOX RoPE), qwen3 (Q/K norms),\n"
-    "                     gemma3 (Q/K norms, post-norms, GELU, sliding window) or smollm3 (NoPE layers)\n"
+    "                     gemma3 (Q/K norms, post-norms, GELU, sliding window), smollm3 (NoPE layers)\n"
+    "                     or phi3 (fused attn_qkv and gate-up ffn_up, NEOX RoPE)\n"
     "  sizes (override the preset; all are needed without one):\n"
     "    --embd N --layers N --heads N --kv-heads N --ff N --vocab N --ctx N\n"
     "    --head-dim N       Q/K/V head size (default n_embd / heads; written as attention.key_length)\n"
-    "    --sliding-window N gemma3: the window of five layers of six (default none: all global)\n"
+    "    --sliding-window N gemma3: the window of five layers of six (default none: all global);\n"
+    "                       phi3: written as its converter does, and ignored as llama.cpp does\n"
+    "    --rope-dim N       rotated dimensions of a head (rope.dimension_count; default all)\n"
     "  types (f32, f16, bf16, q8_0, q5_1, q5_0, q4_0, iq4_nl, q6_k, q5_k, q4_k, iq4_xs, q3_k,\n"
     "         q2_k; default f32; q8_0 .. iq4_nl need rows of a multiple of 32, the rest of 256):\n"
     "    --type T          every matrix; or q4_k_m: llama-quantize's Q4_K_M mix (Q4_K, with\n"
@@ -35,6 +38,8 @@ const char* kUsage =
     "    --type-attn T     attention       --type-ffn T      feed-forward\n"
     "  --tied             no output.weight (logits use token_embd)\n"
     "  --rope-freqs       Llama 3.1 RoPE frequency factors (rope_freqs.weight)\n"
+    "  --longrope N       phi3: LongRoPE factors (rope_factors_long/short.weight) for an original\n"
+    "                     context of N, and the attention factor its converter derives from --ctx / N\n"
     "  --seed N           random seed (default 1)\n"
     "  -o FILE            where to write the GGUF (atomically)\n";
 
@@ -82,6 +87,7 @@ int run(int argc, char** argv) {
     else if (a == "--ctx") s.n_ctx = parse_positive(a, value());
     else if (a == "--head-dim") s.head_dim = parse_positive(a, value());
     else if (a == "--sliding-window") s.n_swa = parse_positive(a, value());
+    else if (a == "--rope-dim") s.n_rot = parse_positive(a, value());
     else if (a == "--type") t = parse_whole_type(value());
     else if (a == "--type-embd") t.token_embd = parse_type(value());
     else if (a == "--type-output") t.output = parse_type(value());
@@ -90,6 +96,7 @@ int run(int argc, char** argv) {
     else if (a == "--tied") spec.tied_output = true;
     else if (a == "--arch") arch = value();
     else if (a == "--rope-freqs") spec.rope_freqs = true;
+    else if (a == "--longrope") spec.longrope_original_context = parse_positive(a, value());
     else if (a == "--seed") spec.seed = static_cast<uint64_t>(parse_positive(a, value()));
     else if (a == "-o" || a == "--output") out = value();
     else throw Error("unknown argument '" + a + "' (see --help)");
@@ -100,7 +107,9 @@ int run(int argc, char** argv) {
     throw Error("the model's size is incomplete: give --preset or all of --embd --layers --heads --ff --vocab --ctx");
   if (!s.n_head_kv) spec.shape.n_head_kv = s.n_head;
   if (!arch.empty()) spec.shape.arch = arch;
-  if (spec.shape.arch != "llama") {  // the RoPE base and norm epsilon of Qwen2/3, Gemma 3 and SmolLM3
+  // The RoPE base and norm epsilon of Qwen2/3, Gemma 3 and SmolLM3; Phi-3's
+  // are llama's.
+  if (spec.shape.arch != "llama" && spec.shape.arch != "phi3") {
     spec.rope_base = 1e6f;
     spec.rms_eps = 1e-6f;
   }

@@ -35,6 +35,12 @@ struct Hyperparams {
   float final_logit_softcap = 0.0f;  // logits = cap * tanh(logits / cap) when not 0
   bool tied_output = false;  // no output.weight: logits use token_embd
   bool rope_freqs = false;   // a rope_freqs.weight tensor divides each pair's frequency (Llama 3.1)
+  // LongRoPE (Phi-3): rope_factors_long.weight and rope_factors_short.weight
+  // divide each pair's frequency, the long ones in a model compiled for more
+  // than n_ctx_orig positions (rope_factors_tensor below).
+  bool longrope = false;
+  int n_ctx_orig = 0;              // rope.scaling.original_context_length, with LongRoPE; else 0
+  float rope_attn_factor = 1.0f;   // multiplies RoPE's cosines and sines (LongRoPE's mscale)
 };
 
 // Calls f(identifier, label, field) for every field of h (const or not):
@@ -60,6 +66,21 @@ void visit_hparams(H& h, F&& f) {
   f("final_logit_softcap", "final_logit_softcapping", h.final_logit_softcap);
   f("tied_output", "tied output", h.tied_output);
   f("rope_freqs", "RoPE frequency factors", h.rope_freqs);
+  f("longrope", "LongRoPE factors", h.longrope);
+  f("n_ctx_orig", "rope.scaling.original_context_length", h.n_ctx_orig);
+  f("rope_attn_factor", "rope.scaling.attn_factor", h.rope_attn_factor);
+}
+
+// The tensor whose values divide each rotated pair's RoPE frequency in a
+// model compiled for n_ctx positions, or null when it has none: Llama 3.1's
+// rope_freqs.weight; with LongRoPE the long factors when n_ctx exceeds the
+// original context, else the short ones, as llama.cpp chooses by the
+// context it runs with (llama_model::get_rope_factors). Taking the values,
+// not a Hyperparams, it serves the generated configurations too.
+constexpr const char* rope_factors_tensor(bool rope_freqs, bool longrope, int n_ctx, int n_ctx_orig) {
+  if (rope_freqs) return "rope_freqs.weight";
+  if (longrope) return n_ctx > n_ctx_orig ? "rope_factors_long.weight" : "rope_factors_short.weight";
+  return nullptr;
 }
 
 // What one layer is, where an architecture varies it from layer to layer:

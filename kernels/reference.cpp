@@ -32,15 +32,15 @@ void ref_rmsnorm(const float* x, const float* weight, float* out, int n, int n_t
 }
 
 void ref_rope(RopeStyle style, float* x, int n_tokens, int n_heads, int head_dim, int rot_dim, int pos0,
-              const float* inv_freq) {
+              const float* inv_freq, float mscale) {
   for (int t = 0; t < n_tokens; ++t) {
     for (int h = 0; h < n_heads; ++h) {
       float* head = x + (t * n_heads + h) * head_dim;
       for (int i = 0; i < rot_dim / 2; ++i) {
         // The angle itself is defined as a float product (as llama.cpp does).
         const float angle = static_cast<float>(pos0 + t) * inv_freq[i];
-        const double c = std::cos(static_cast<double>(angle));
-        const double s = std::sin(static_cast<double>(angle));
+        const double c = std::cos(static_cast<double>(angle)) * mscale;
+        const double s = std::sin(static_cast<double>(angle)) * mscale;
         float& a = head[rope_first(style, i)];
         float& b = head[rope_second(style, i, rot_dim / 2)];
         const double x0 = a;

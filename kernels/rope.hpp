@@ -1,6 +1,7 @@
 // Rotary position embedding. Which two dimensions of a head form pair i is
 // the architecture's choice: llama rotates adjacent pairs (2i, 2i + 1),
-// qwen2 ("NEOX" in llama.cpp) the halves (i, i + RotDim / 2).
+// qwen2 ("NEOX" in llama.cpp) the halves (i, i + RotDim / 2). Only the first
+// RotDim dimensions of a head turn (partial rotary: Phi-4-mini's 96 of 128).
 #pragma once
 
 #include <cmath>
@@ -25,9 +26,12 @@ void rope_inv_freq(float base, int rot_dim, float* out);
 
 // Rotates token t of x ([n_tokens][NHeads * HeadDim]), which sits at
 // position pos0 + t: in every head, pair i < RotDim / 2 turns by
-// pos * inv_freq[i]; dimensions from RotDim on are left alone.
+// pos * inv_freq[i]; dimensions from RotDim on are left alone. The cosine
+// and sine are multiplied by mscale first, as ggml does with its attn_factor
+// (LongRoPE's rope.scaling.attn_factor; 1 elsewhere, which changes no bit),
+// so the rotated pairs are also scaled by it.
 template <RopeStyle Style, int NHeads, int HeadDim, int RotDim>
-void rope_token(float* x, int t, int pos0, const float* inv_freq) {
+void rope_token(float* x, int t, int pos0, const float* inv_freq, float mscale) {
   static_assert(RotDim % 2 == 0 && RotDim <= HeadDim);
   constexpr int kPairs = RotDim / 2;
   const auto pos = static_cast<float>(pos0 + t);
@@ -36,8 +40,8 @@ void rope_token(float* x, int t, int pos0, const float* inv_freq) {
   float sin_angle[kPairs];
   for (int i = 0; i < kPairs; ++i) {
     const float angle = pos * inv_freq[i];
-    cos_angle[i] = std::cos(angle);
-    sin_angle[i] = std::sin(angle);
+    cos_angle[i] = std::cos(angle) * mscale;
+    sin_angle[i] = std::sin(angle) * mscale;
   }
   for (int h = 0; h < NHeads; ++h) {
     float* head = x + (static_cast<int64_t>(t) * NHeads + h) * HeadDim;
@@ -54,9 +58,9 @@ void rope_token(float* x, int t, int pos0, const float* inv_freq) {
 
 // rope_token for every token, work-shared over tokens.
 template <RopeStyle Style, int NHeads, int HeadDim, int RotDim, Sync Y = Sync::Barrier>
-void rope(float* x, int n_tokens, int pos0, const float* inv_freq) {
+void rope(float* x, int n_tokens, int pos0, const float* inv_freq, float mscale) {
 #pragma omp for schedule(static) nowait
-  for (int t = 0; t < n_tokens; ++t) rope_token<Style, NHeads, HeadDim, RotDim>(x, t, pos0, inv_freq);
+  for (int t = 0; t < n_tokens; ++t) rope_token<Style, NHeads, HeadDim, RotDim>(x, t, pos0, inv_freq, mscale);
   if constexpr (Y == Sync::Barrier) team_barrier();
 }
 

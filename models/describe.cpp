@@ -4,11 +4,11 @@
 
 namespace kiln {
 
-extern const Architecture kLlama, kQwen2, kQwen3, kGemma3, kSmolLM3;
+extern const Architecture kLlama, kQwen2, kQwen3, kGemma3, kSmolLM3, kPhi3;
 
 namespace {
 
-const Architecture* const kArchitectures[] = {&kLlama, &kQwen2, &kQwen3, &kGemma3, &kSmolLM3};
+const Architecture* const kArchitectures[] = {&kLlama, &kQwen2, &kQwen3, &kGemma3, &kSmolLM3, &kPhi3};
 
 }  // namespace
 

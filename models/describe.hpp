@@ -14,13 +14,23 @@
 
 namespace kiln {
 
+// The RoPE frequency factor tensors an architecture's files may hold.
+enum class RopeFactors {
+  None,
+  Freqs,      // rope_freqs.weight (Llama 3.1)
+  LongShort,  // rope_factors_long.weight and rope_factors_short.weight (LongRoPE: Phi-3)
+};
+
 struct Architecture {
   std::string_view name;    // general.architecture, also the prefix of its keys
   std::string_view header;  // the header generated code includes for its layer
   std::string_view type;    // the C++ type whose layer() the forward pass calls
   // The tensors of every block, by their names in models/decoder/block_tensors.hpp.
   std::span<const std::string_view> block;
-  bool rope_freqs_allowed = false;  // may have rope_freqs.weight (Llama 3.1 frequency factors)
+  RopeFactors rope_factors = RopeFactors::None;
+  // The fused matrices of every block, after `block`, by their names in
+  // kFusedTensors (block_tensors.hpp).
+  std::span<const std::string_view> fused = {};
   // Reads a file's description where the architecture reads more than
   // read_decoder does (read_decoder.hpp), and calls it first; null: read_decoder alone.
   ModelDesc (*describe)(const GgufFile&) = nullptr;

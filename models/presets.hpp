@@ -12,7 +12,8 @@ struct ModelShape {
   std::string_view arch;  // GGUF general.architecture
   int n_embd, n_layer, n_head, n_head_kv, n_ff, n_vocab, n_ctx;
   int head_dim = 0;  // Q/K/V head size; 0: n_embd / n_head
-  int n_swa = 0;     // sliding window of gemma3's sliding layers; 0: none
+  int n_swa = 0;     // sliding window of gemma3's sliding layers (phi3: written, unused); 0: none
+  int n_rot = 0;     // rotated dimensions of a head (rope.dimension_count); 0: all of them
 };
 
 inline constexpr ModelShape kPresets[] = {
@@ -30,6 +31,8 @@ inline constexpr ModelShape kPresets[] = {
     {"gemma3-1b", "gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 256, 512},
     // SmolLM3 3B (no RoPE on every fourth layer).
     {"smollm3-3b", "smollm3", 2048, 36, 16, 4, 11008, 128256, 65536},
+    // Phi-4-mini (fused attn_qkv and gate-up, RoPE on 96 of the 128 dimensions of a head).
+    {"phi4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 0, 0, 96},
 };
 
 constexpr std::optional<ModelShape> find_preset(std::string_view name) {

@@ -11,8 +11,14 @@
 //
 // Because the packer calls LoadedWeights as loading does, the built-in
 // matrices have exactly the layout a GGUF-backed load makes.
+//
+// A matrix may be some rows of a tensor (a part of a fused one,
+// models/decoder/block_tensors.hpp): it is then a matrix of its own in every
+// form, a view into the file or an interleaved copy of just those rows, and
+// an entry of its own in the image.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "engine/gguf/gguf.hpp"
@@ -21,12 +27,16 @@
 
 namespace kiln {
 
+// A matrix's name in the weight image: the tensor's, and the rows it takes
+// of it if not all.
+std::string matrix_entry_name(const std::string& tensor, std::optional<RowRange> rows);
+
 class GgufWeights {
  public:
   explicit GgufWeights(const GgufFile& file) : file_(file) {}
   const void* raw(const std::string& name) { return tensor(name).data; }
   const float* vector(const std::string& name) { return copies_.vector(tensor(name)); }
-  const void* matrix(const std::string& name) { return copies_.matrix(tensor(name)).data(); }
+  const void* matrix(const std::string& name, std::optional<RowRange> rows = {});
 
  private:
   const GgufTensor& tensor(const std::string& name) const;
@@ -41,7 +51,7 @@ class WeightPacker {
   // Each returns null: the packer keeps nothing.
   const void* raw(const std::string& name);
   const float* vector(const std::string& name);
-  const void* matrix(const std::string& name);
+  const void* matrix(const std::string& name, std::optional<RowRange> rows = {});
 
  private:
   const GgufFile& file_;
@@ -55,7 +65,9 @@ class ImageWeights {
   const float* vector(const std::string& name) {
     return reinterpret_cast<const float*>(image_.next(WeightForm::Vector, name));
   }
-  const void* matrix(const std::string& name) { return image_.next(WeightForm::Matrix, name); }
+  const void* matrix(const std::string& name, std::optional<RowRange> rows = {}) {
+    return image_.next(WeightForm::Matrix, matrix_entry_name(name, rows));
+  }
 
  private:
   WeightImage& image_;

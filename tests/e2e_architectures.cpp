@@ -1,24 +1,30 @@
-// The architectures beyond llama and qwen2 (qwen3, gemma3, smollm3), and the
-// weight types beyond ../shared's files (Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q3_K,
-// Q2_K): in F32
-// against the reference forward pass and for batch and thread invariance, and
-// in F32, Q8_0 and kiln-synth's Q4_K_M against llama.cpp's logits for the same
-// files: the prompt in one batch (24 tokens, longer than gemma3's 16-token
-// window) and 32 greedy steps. The references (tests/llamacpp/) were made by
+// The architectures beyond llama and qwen2 (qwen3, gemma3, smollm3, phi3),
+// and the weight types beyond ../shared's files (Q5_0, Q5_1, IQ4_NL, IQ4_XS,
+// Q3_K, Q2_K): in F32 against the reference forward pass and for batch and
+// thread invariance, and in F32, Q8_0 and kiln-synth's Q4_K_M against
+// llama.cpp's logits for the same files: the prompt in one batch (24 tokens,
+// longer than gemma3's 16-token window) and 32 greedy steps. The references (tests/llamacpp/) were made by
 // tests/llama_oracle/refdump with F32 attention (--f32kv), so the models are
 // compiled with an F32 KV cache. kiln-synth writes the same bytes from the
 // same flags and seed; if it changes, regenerate the references as
-// tests/llama_oracle/README.md says.
+// tests/llama_oracle/README.md says. And phi3's fused matrices, whose parts
+// are bound as separate matrices, the same built into the program as read
+// from the GGUF.
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kiln_test_synth_gemma3.hpp"
 #include "kiln_test_synth_gemma3_q4_k_m.hpp"
 #include "kiln_test_synth_gemma3_q8_0.hpp"
+#include "kiln_test_synth_phi3.hpp"
+#include "kiln_test_synth_phi3_q4_k_m.hpp"
+#include "kiln_test_synth_phi3_q4_k_m_embed.hpp"
+#include "kiln_test_synth_phi3_q8_0.hpp"
 #include "kiln_test_synth_qwen3.hpp"
 #include "kiln_test_synth_qwen3_q4_k_m.hpp"
 #include "kiln_test_synth_qwen3_q8_0.hpp"
@@ -62,6 +68,9 @@ const Fixture kFixtures[] = {
     {KILN_ARCH_FIXTURE(kiln_test_synth_smollm3), kF32, true},
     {KILN_ARCH_FIXTURE(kiln_test_synth_smollm3_q8_0), kQ8_0},
     {KILN_ARCH_FIXTURE(kiln_test_synth_smollm3_q4_k_m), kQ4_K_M},
+    {KILN_ARCH_FIXTURE(kiln_test_synth_phi3), kF32, true},
+    {KILN_ARCH_FIXTURE(kiln_test_synth_phi3_q8_0), kQ8_0},
+    {KILN_ARCH_FIXTURE(kiln_test_synth_phi3_q4_k_m), kQ4_K_M},
     // e2e_synth_combos' models of the types llama-quantize falls back to and
     // its low-bit mixes use (IQ4_XS, Q5_0, IQ4_NL, Q5_1; Q5_0, Q3_K, Q2_K,
     // IQ4_XS): llama.cpp rounds Q5_1's input to Q8_1 and the K-quants' and
@@ -73,7 +82,7 @@ const Fixture kFixtures[] = {
 
 }  // namespace
 
-TEST_CASE("qwen3, gemma3 and smollm3 in F32 agree with the reference forward pass, whatever the batch and the threads") {
+TEST_CASE("qwen3, gemma3, smollm3 and phi3 in F32 agree with the reference forward pass, whatever the batch and the threads") {
   for (const Fixture& f : kFixtures) {
     if (!f.float_weights) continue;
     CAPTURE(std::string(f.name));
@@ -101,7 +110,7 @@ TEST_CASE("gemma3: a prefix longer than the sliding window is reused from its ke
   CHECK(std::memcmp(rest.data(), straight.data() + kPrefix * vocab, rest.size() * sizeof(float)) == 0);
 }
 
-TEST_CASE("qwen3, gemma3, smollm3 and the newer weight types match llama.cpp's logits and greedy ids") {
+TEST_CASE("qwen3, gemma3, smollm3, phi3 and the newer weight types match llama.cpp's logits and greedy ids") {
   for (const Fixture& f : kFixtures) {
     CAPTURE(std::string(f.name));
     auto model = f.load();
@@ -111,4 +120,13 @@ TEST_CASE("qwen3, gemma3, smollm3 and the newer weight types match llama.cpp's l
     REQUIRE(ref.gen_ids.size() == 32);
     kiln::test::check_against_llamacpp(*sequence, ref, f.bounds);
   }
+}
+
+TEST_CASE("phi3 with its weights built in: each part of a fused matrix packed on its own, the GGUF's logits") {
+  auto built_in = kiln::models::kiln_test_synth_phi3_q4_k_m_embed::load();
+  auto from_file = kiln::models::kiln_test_synth_phi3_q4_k_m::load();
+  CHECK(built_in->fingerprint() == from_file->fingerprint());
+  const std::vector<int32_t> ids = {1, 63, 166, 260, 490, 265, 334, 443, 490, 55};
+  CHECK(kiln::test::all_logits(*built_in->new_sequence(), ids, 4) ==
+        kiln::test::all_logits(*from_file->new_sequence(), ids, 4));
 }

@@ -21,7 +21,7 @@ std::vector<float> all_logits(Sequence& seq, const std::vector<int32_t>& ids, in
 
 ReferenceAgreement compare_with_reference(Sequence& seq, const GgufFile& file, const std::vector<int32_t>& ids) {
   const Model& model = seq.model();
-  ReferenceModel ref(file, model.kv_layout().type == "f16");
+  ReferenceModel ref(file, model.kv_layout().type == "f16", model.n_ctx());
   const std::vector<float> got = all_logits(seq, ids, model.max_batch());
   const size_t vocab = size_t(model.n_vocab());
   ReferenceAgreement a;

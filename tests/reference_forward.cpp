@@ -72,7 +72,8 @@ float ggml_gelu(float x) {
 }
 
 // Rotation of each head's first n_rot dimensions: adjacent pairs (llama) or
-// halves (NEOX, qwen2); pair i turns by pos * scale * base^(-2i/n_rot) / factor[i].
+// halves (NEOX, qwen2); pair i turns by pos * scale * base^(-2i/n_rot) / factor[i],
+// and the pair is scaled by the attention factor.
 void rope(std::vector<float>& v, int n_heads, const ReferenceHparams& h, const std::vector<float>& factors, int pos,
           bool sliding) {
   const double base = sliding ? h.rope_base_swa : h.rope_base;
@@ -81,7 +82,8 @@ void rope(std::vector<float>& v, int n_heads, const ReferenceHparams& h, const s
     for (int i = 0; i < h.n_rot / 2; ++i) {
       const double factor = factors.empty() || sliding ? 1.0 : factors[i];
       const double angle = pos * position_scale * std::pow(base, -2.0 * i / h.n_rot) / factor;
-      const double c = std::cos(angle), s = std::sin(angle);
+      // ggml_rope_ext's attn_factor scales both (ggml-cpu rope_yarn: mscale).
+      const double c = std::cos(angle) * h.rope_attn_factor, s = std::sin(angle) * h.rope_attn_factor;
       const size_t first = h.rope_halves ? i : 2 * i, second = h.rope_halves ? i + h.n_rot / 2 : 2 * i + 1;
       float& a = v[size_t(head) * h.head_dim + first];
       float& b = v[size_t(head) * h.head_dim + second];
@@ -102,33 +104,67 @@ Matrix matrix(const GgufFile& file, const std::string& name) {
   return {reference_dequantize(*t), rounds_activations(t->ggml_type)};
 }
 
+// Rows [first, first + count) of a matrix `cols` wide: one of the matrices a
+// fused tensor holds.
+Matrix rows(const Matrix& m, int cols, int first, int count) {
+  const auto begin = m.values.begin() + ptrdiff_t(first) * cols;
+  return {std::vector<float>(begin, begin + ptrdiff_t(count) * cols), m.rounds_input};
+}
+
 }  // namespace
 
-ReferenceModel::ReferenceModel(const GgufFile& file, bool f16_kv) : hp_(read_reference_hparams(file)), f16_kv_(f16_kv) {
+ReferenceModel::ReferenceModel(const GgufFile& file, bool f16_kv, int n_ctx)
+    : hp_(read_reference_hparams(file)), f16_kv_(f16_kv), n_ctx_(n_ctx ? n_ctx : hp_.n_ctx) {
   const ReferenceHparams& h = hp_;
   token_embd_ = matrix(file, "token_embd.weight");
   output_norm_ = matrix(file, "output_norm.weight");
   output_ = h.tied_output ? token_embd_ : matrix(file, "output.weight");
   if (h.rope_freqs) rope_factors_ = matrix(file, "rope_freqs.weight").values;
+  // llama_model::get_rope_factors: the long factors when the context exceeds the original one.
+  if (h.longrope) {
+    const char* chosen = n_ctx_ > h.n_ctx_orig ? "rope_factors_long.weight" : "rope_factors_short.weight";
+    rope_factors_ = matrix(file, chosen).values;
+  }
+  const int q_dim = h.n_head * h.head_dim, kv_dim = h.n_head_kv * h.head_dim;
   for (int l = 0; l < h.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
     auto optional = [&](bool present, const char* name) { return present ? matrix(file, b + name) : Matrix{}; };
-    layers_.push_back({matrix(file, b + "attn_norm.weight"), matrix(file, b + "attn_q.weight"),
-                       matrix(file, b + "attn_k.weight"), matrix(file, b + "attn_v.weight"),
+    // build_qkv: a fused attn_qkv where the file has one (Q's rows, K's, V's), else three matrices.
+    Matrix wq, wk, wv;
+    if (file.find_tensor(b + "attn_qkv.weight")) {
+      const Matrix qkv = matrix(file, b + "attn_qkv.weight");
+      wq = rows(qkv, h.n_embd, 0, q_dim);
+      wk = rows(qkv, h.n_embd, q_dim, kv_dim);
+      wv = rows(qkv, h.n_embd, q_dim + kv_dim, kv_dim);
+    } else {
+      wq = matrix(file, b + "attn_q.weight");
+      wk = matrix(file, b + "attn_k.weight");
+      wv = matrix(file, b + "attn_v.weight");
+    }
+    Matrix w_gate, w_up;
+    if (h.gate_up_fused) {
+      const Matrix gate_up = matrix(file, b + "ffn_up.weight");
+      w_gate = rows(gate_up, h.n_embd, 0, h.n_ff);
+      w_up = rows(gate_up, h.n_embd, h.n_ff, h.n_ff);
+    } else {
+      w_gate = matrix(file, b + "ffn_gate.weight");
+      w_up = matrix(file, b + "ffn_up.weight");
+    }
+    layers_.push_back({matrix(file, b + "attn_norm.weight"), std::move(wq), std::move(wk), std::move(wv),
                        optional(h.qkv_bias, "attn_q.bias"), optional(h.qkv_bias, "attn_k.bias"),
                        optional(h.qkv_bias, "attn_v.bias"), matrix(file, b + "attn_output.weight"),
-                       matrix(file, b + "ffn_norm.weight"), matrix(file, b + "ffn_gate.weight"),
-                       matrix(file, b + "ffn_up.weight"), matrix(file, b + "ffn_down.weight"),
-                       optional(h.qk_norm, "attn_q_norm.weight"), optional(h.qk_norm, "attn_k_norm.weight"),
-                       optional(h.gemma, "post_attention_norm.weight"), optional(h.gemma, "post_ffw_norm.weight")});
+                       matrix(file, b + "ffn_norm.weight"), std::move(w_gate), std::move(w_up),
+                       matrix(file, b + "ffn_down.weight"), optional(h.qk_norm, "attn_q_norm.weight"),
+                       optional(h.qk_norm, "attn_k_norm.weight"), optional(h.gemma, "post_attention_norm.weight"),
+                       optional(h.gemma, "post_ffw_norm.weight")});
   }
 }
 
 std::vector<float> ReferenceModel::step(int32_t token) {
   const ReferenceHparams& h = hp_;
   const int hd = h.head_dim, kv_dim = h.n_head_kv * hd, q_dim = h.n_head * hd;
-  const size_t ctx = static_cast<size_t>(h.n_ctx);
-  if (pos_ >= h.n_ctx) throw Error("reference: position " + std::to_string(pos_) + " is past the context");
+  const size_t ctx = static_cast<size_t>(n_ctx_);
+  if (pos_ >= n_ctx_) throw Error("reference: position " + std::to_string(pos_) + " is past the context");
   if (k_cache_.empty()) {
     k_cache_.assign(size_t(h.n_layer) * ctx * kv_dim, 0.0f);
     v_cache_.assign(k_cache_.size(), 0.0f);

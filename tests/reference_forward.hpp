@@ -37,7 +37,9 @@ class ReferenceModel {
  public:
   // f16_kv: keys and values are rounded to F16 when cached (after RoPE), as
   // a model compiled with an F16 KV cache (and llama.cpp by default) does.
-  explicit ReferenceModel(const GgufFile& file, bool f16_kv = false);
+  // n_ctx: the context it runs with, as llama.cpp's n_ctx (LongRoPE chooses
+  // its factors by it); 0: the file's context_length, llama.cpp's default.
+  explicit ReferenceModel(const GgufFile& file, bool f16_kv = false, int n_ctx = 0);
 
   // Runs one token at the next position and returns its logits.
   std::vector<float> step(int32_t token);
@@ -52,9 +54,10 @@ class ReferenceModel {
   };
   ReferenceHparams hp_;
   Matrix token_embd_, output_norm_, output_;
-  std::vector<float> rope_factors_;  // Llama 3.1 frequency factors, when the model has them
+  std::vector<float> rope_factors_;  // Llama 3.1's or LongRoPE's frequency factors, when the model has them
   std::vector<Layer> layers_;
   bool f16_kv_;
+  int n_ctx_;
   std::vector<float> k_cache_, v_cache_;  // [layer][pos][kv_dim]
   int pos_ = 0;
 };

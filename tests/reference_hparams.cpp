@@ -11,8 +11,8 @@ ReferenceHparams read_reference_hparams(const GgufFile& f) {
   h.arch = f.get_string("general.architecture");
   // llama.cpp's rope types (llama_model_rope_type): LLAMA_ROPE_TYPE_NORM
   // (adjacent pairs) for llama and smollm3, LLAMA_ROPE_TYPE_NEOX (halves) for
-  // qwen2, qwen3 and gemma3.
-  if (h.arch == "qwen2" || h.arch == "qwen3" || h.arch == "gemma3")
+  // qwen2, qwen3, gemma3 and phi3.
+  if (h.arch == "qwen2" || h.arch == "qwen3" || h.arch == "gemma3" || h.arch == "phi3")
     h.rope_halves = true;
   else if (h.arch != "llama" && h.arch != "smollm3")
     throw Error("reference: architecture '" + h.arch + "' is not implemented");
@@ -44,6 +44,18 @@ ReferenceHparams read_reference_hparams(const GgufFile& f) {
   h.tied_output = f.find_tensor("output.weight") == nullptr;
   h.qkv_bias = f.find_tensor("blk.0.attn_q.bias") != nullptr;
   h.rope_freqs = f.find_tensor("rope_freqs.weight") != nullptr;
+  // llama_model::load_hparams: n_ctx_orig_yarn is the training context unless
+  // rope.scaling.original_context_length says otherwise; the context's
+  // attention factor is rope.scaling.attn_factor (1 without it) as long as
+  // there is no YaRN (llama_context's constructor). src/models/phi3.cpp loads
+  // rope_factors_long/short (get_rope_factors picks by the context size), and
+  // ignores attention.sliding_window (it sets n_swa = 0), so h.n_swa stays 0.
+  h.longrope = f.find_tensor("rope_factors_long.weight") != nullptr;
+  h.n_ctx_orig = static_cast<int>(f.get_uint_or(p + "rope.scaling.original_context_length", uint64_t(h.n_ctx)));
+  h.rope_attn_factor = f.get_float_or(p + "rope.scaling.attn_factor", 1.0);
+  // phi3.cpp: build_ffn with ffn_up alone, LLM_FFN_SWIGLU and LLM_FFN_SEQ:
+  // ggml_swiglu of the fused output, silu of its first half times the second.
+  h.gate_up_fused = h.arch == "phi3";
   h.qk_norm = f.find_tensor("blk.0.attn_q_norm.weight") != nullptr;
   h.attn_scale = 1.0 / std::sqrt(double(h.head_dim));
   // src/models/smollm3.cpp: n_no_rope_layer_step = 4, a layer uses RoPE when (il + 1) % 4 != 0.

@@ -11,7 +11,7 @@
 namespace kiln::test {
 
 struct ReferenceHparams {
-  std::string arch;  // general.architecture: llama, qwen2, qwen3, gemma3 or smollm3
+  std::string arch;  // general.architecture: llama, qwen2, qwen3, gemma3, smollm3 or phi3
   int n_embd = 0, n_layer = 0, n_ff = 0, n_head = 0, n_head_kv = 0, head_dim = 0, n_rot = 0, n_vocab = 0, n_ctx = 0;
   double rms_eps = 0;
   double rope_base = 0;
@@ -20,8 +20,12 @@ struct ReferenceHparams {
   bool qkv_bias = false;           // Q/K/V bias tensors present
   bool tied_output = false;        // no output.weight: logits use token_embd
   bool rope_freqs = false;         // rope_freqs.weight present (Llama 3.1 frequency factors)
+  bool longrope = false;           // rope_factors_long/short.weight present (phi3)
+  int n_ctx_orig = 0;              // beyond this context LongRoPE uses its long factors
+  double rope_attn_factor = 1;     // multiplies RoPE's cos and sin
   bool qk_norm = false;            // attn_q_norm / attn_k_norm present (qwen3, gemma3)
   bool gemma = false;              // gemma3: sqrt(n_embd)-scaled embeddings, post-norms, GELU feed-forward
+  bool gate_up_fused = false;      // phi3: ffn_up holds the gate's rows, then the up projection's
   double attn_scale = 0;           // multiplies q . k
   int n_swa = 0;                   // sliding window (gemma3), 0 if none
   int swa_period = 0;              // layer l slides when l % period < period - 1

@@ -7,6 +7,7 @@
 
 #include "codegen/emit.hpp"
 #include "codegen/synth.hpp"
+#include "models/decoder/block_tensors.hpp"
 #include "models/describe.hpp"
 
 namespace {
@@ -96,6 +97,108 @@ TEST_CASE("smollm3: every fourth layer has no RoPE") {
   CHECK(rope == std::vector<bool>{true, true, true, false, true, true, true, false});
 }
 
+namespace {
+
+// phi3 as Phi-4-mini is, at a tiny size: RoPE on 12 of the 16 dimensions of
+// a head, LongRoPE factors for an original context of 64, and the
+// sliding_window key its converter writes.
+SynthSpec tiny_phi3() {
+  SynthSpec s = tiny("phi3");
+  s.shape.n_rot = 12;
+  s.shape.n_swa = 16;
+  s.longrope_original_context = 64;
+  return s;
+}
+
+// The same model with each layer's attn_qkv written as attn_q, attn_k and
+// attn_v (F32: the rows are the tensor's bytes in order).
+GgufFile with_separate_qkv(const SynthSpec& spec) {
+  const GgufFile original = image(kiln::synth::make_model(spec));
+  kiln::GgufWriter w;
+  for (const auto& [k, v] : original.metadata()) w.add(k, v);
+  for (const auto& t : original.tensors()) {
+    if (!t.name.ends_with("attn_qkv.weight")) {
+      w.add_tensor(t.name, t.type, t.dims, std::vector<uint8_t>(t.data, t.data + t.nbytes));
+      continue;
+    }
+    const std::string layer = t.name.substr(0, t.name.size() - std::string("attn_qkv.weight").size());
+    const int64_t q_rows = t.dims[0], kv_rows = (t.dims[1] - q_rows) / 2;  // phi3: Q is n_embd wide
+    const std::pair<const char*, int64_t> parts[] = {
+        {"attn_q.weight", q_rows}, {"attn_k.weight", kv_rows}, {"attn_v.weight", kv_rows}};
+    int64_t first = 0;
+    for (const auto& [name, rows] : parts) {
+      const kiln::GgufTensor part = t.rows({first, rows});
+      w.add_tensor(layer + name, t.type, part.dims, std::vector<uint8_t>(part.data, part.data + part.nbytes));
+      first += rows;
+    }
+  }
+  return image(w);
+}
+
+}  // namespace
+
+TEST_CASE("phi3: fused Q/K/V and gate-up, partial rotary, LongRoPE, and no sliding window") {
+  const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny_phi3())));
+  CHECK(d.arch == "phi3");
+  CHECK(d.hp.n_rot == 12);
+  CHECK(d.hp.head_dim == 16);
+  CHECK(d.tensor("blk.1.attn_qkv.weight").dims == std::vector<int64_t>{64, 64 + 2 * 32});
+  CHECK(d.tensor("blk.1.ffn_up.weight").dims == std::vector<int64_t>{64, 2 * 96});
+  CHECK(d.tensor("rope_factors_long.weight").dims == std::vector<int64_t>{6});
+  CHECK(d.tensors.size() == 3 + 2 + 2 * 6);
+  CHECK(d.hp.longrope);
+  CHECK(d.hp.n_ctx_orig == 64);
+  // As its converter computes it, from the context length 128 over the original 64.
+  CHECK(d.hp.rope_attn_factor == doctest::Approx(std::sqrt(1 + std::log(2.0) / std::log(64.0))));
+  // llama.cpp disables Phi's sliding window: the key is there, every layer attends to the whole context.
+  CHECK(d.hp.n_swa == 0);
+  CHECK(d.layers == std::vector<kiln::LayerKind>(2, kiln::LayerKind{.sliding = false, .rope = true}));
+  // The factors a compiled model divides by: the long ones only for a context beyond the original 64.
+  CHECK(std::string(kiln::rope_factors_tensor(false, true, 65, d.hp.n_ctx_orig)) == "rope_factors_long.weight");
+  CHECK(std::string(kiln::rope_factors_tensor(false, true, 64, d.hp.n_ctx_orig)) == "rope_factors_short.weight");
+  CHECK(kiln::rope_factors_tensor(false, false, 4096, 0) == nullptr);
+
+  // Each part of a fused tensor is bound as the matrix it holds, by its rows.
+  const auto matrices = kiln::decoder::block_matrices(d, kiln::architecture("phi3", "test"), 1);
+  REQUIRE(matrices.size() == 7);
+  CHECK(matrices[2].tensor == "blk.1.attn_qkv.weight");
+  CHECK(kiln::decoder::matrix_role(*matrices[3].matrix) == "attn_k");
+  CHECK(matrices[3].rows->first == 64);
+  CHECK(matrices[3].rows->count == 32);
+  CHECK(kiln::decoder::matrix_role(*matrices[6].matrix) == "ffn_up");
+  CHECK(matrices[6].rows->first == 96);
+
+  // Without LongRoPE the context keys are not read.
+  auto plain = tiny_phi3();
+  plain.longrope_original_context = 0;
+  const auto p = kiln::describe_model(image(kiln::synth::make_model(plain)));
+  CHECK_FALSE(p.hp.longrope);
+  CHECK(p.hp.n_ctx_orig == 0);
+  CHECK(p.hp.rope_attn_factor == 1.0f);
+}
+
+TEST_CASE("phi3: Q, K and V may come as three tensors, as llama.cpp accepts") {
+  const auto d = kiln::describe_model(with_separate_qkv(tiny_phi3()));
+  CHECK(d.tensor("blk.0.attn_k.weight").dims == std::vector<int64_t>{64, 32});
+  CHECK_THROWS_AS(d.tensor("blk.0.attn_qkv.weight"), kiln::Error);
+  const auto matrices = kiln::decoder::block_matrices(d, kiln::architecture("phi3", "test"), 0);
+  CHECK(matrices[3].tensor == "blk.0.attn_k.weight");
+  CHECK_FALSE(matrices[3].rows);
+}
+
+TEST_CASE("phi3: codegen gives each part its fused tensor's type, and the layer llama's with RoPE on halves") {
+  auto d = kiln::describe_model(image(kiln::synth::make_model(tiny_phi3())));
+  for (auto& t : d.tensors)
+    if (t.name == "blk.0.attn_qkv.weight") t.type = kiln::TensorType::Q8_0;
+  const auto src = kiln::codegen::emit_model(d, {.name = "phi", .gguf_path = "/p.gguf", .n_ctx = 128, .max_batch = 32});
+  CHECK(src.forward.find("using Arch = kiln::phi3::Phi3;") != std::string::npos);
+  CHECK(src.forward.find("static constexpr bool longrope = true;") != std::string::npos);
+  CHECK(src.forward.find("static constexpr int n_ctx_orig = 64;") != std::string::npos);
+  const std::string layer0 = src.forward.substr(src.forward.find("struct BlockTypes0"));
+  CHECK(layer0.find("attn_v = kiln::TensorType::Q8_0;") < layer0.find("};"));
+  CHECK(layer0.find("ffn_gate = kiln::TensorType::F32;") < layer0.find("};"));
+}
+
 TEST_CASE("Llama 3.1 frequency factors and linear RoPE scaling are read") {
   auto spec = tiny();
   spec.rope_freqs = true;
@@ -128,6 +231,19 @@ TEST_CASE("almost-right files are refused, naming what is wrong") {
                        Contains("RoPE scaling 'yarn' is not supported"), kiln::Error);
   CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.attention.layer_norm_rms_epsilon", std::nullopt)),
                        Contains("layer_norm_rms_epsilon' is missing"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny_phi3(), "", std::nullopt, "rope_factors_short.weight")),
+                       Contains("tensor 'rope_factors_short.weight' is missing"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny_phi3(), "", std::nullopt, "blk.1.attn_qkv.weight")),
+                       Contains("tensor 'blk.1.attn_qkv.weight' is missing"), kiln::Error);
+  auto narrow_heads = tiny_phi3();  // a head size of 8: Q 32 wide, not n_embd
+  narrow_heads.shape.head_dim = 8;
+  narrow_heads.shape.n_rot = 0;
+  CHECK_THROWS_WITH_AS(kiln::describe_model(image(kiln::synth::make_model(narrow_heads))),
+                       Contains("phi3 needs head_count x head size = embedding_length"), kiln::Error);
+  auto llama_longrope = tiny();
+  llama_longrope.longrope_original_context = 64;
+  CHECK_THROWS_WITH_AS(kiln::synth::make_model(llama_longrope), Contains("LongRoPE factors are not part of the llama"),
+                       kiln::Error);
 }
 
 TEST_CASE("a missing output.weight means tied embeddings") {

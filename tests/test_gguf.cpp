@@ -257,6 +257,18 @@ TEST_CASE("the writer's output reads back equal") {
   }
 }
 
+TEST_CASE("rows of a matrix are a view of its bytes; rows outside it are refused") {
+  const GgufFile f = GgufFile::from_bytes(small_writer().bytes());
+  const kiln::GgufTensor& whole = *f.find_tensor("tensor.a2");  // Q8_0 [32, 2]: one 34-byte block per row
+  const kiln::GgufTensor second = whole.rows({1, 1});
+  CHECK(second.dims == std::vector<int64_t>{32, 1});
+  CHECK(second.nbytes == 34);
+  CHECK(second.data == whole.data + 34);
+  CHECK(second.offset == whole.offset + 34);
+  CHECK_THROWS_WITH_AS(whole.rows({1, 2}), "tensor 'tensor.a2' is not a matrix with rows 1 to 2", kiln::Error);
+  CHECK_THROWS_AS(f.find_tensor("tensor.a1")->rows({0, 1}), kiln::Error);  // a vector
+}
+
 TEST_CASE("the writer refuses inconsistent input") {
   GgufWriter w;
   w.add_u32("k", 1);

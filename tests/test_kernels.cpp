@@ -238,30 +238,31 @@ TEST_CASE("rope_inv_freq") {
 }
 
 template <RopeStyle Style, int NHeads, int HeadDim, int RotDim>
-void check_rope(int pos0) {
+void check_rope(int pos0, float mscale) {
   CAPTURE(Style == RopeStyle::Neox);
   CAPTURE(NHeads);
   CAPTURE(HeadDim);
   CAPTURE(RotDim);
   CAPTURE(pos0);
+  CAPTURE(mscale);
   constexpr int kDim = NHeads * HeadDim;
   std::vector<float> inv_freq(RotDim / 2);
   rope_inv_freq(10000.0f, RotDim, inv_freq.data());
   const std::vector<float> x = random_floats(kMaxBatch * kDim, kDim + pos0);
 
   std::vector<float> out = x;
-  rope<Style, NHeads, HeadDim, RotDim>(out.data(), kMaxBatch, pos0, inv_freq.data());
+  rope<Style, NHeads, HeadDim, RotDim>(out.data(), kMaxBatch, pos0, inv_freq.data(), mscale);
 
   // cosf/sinf are within an ulp or so; each output adds two products.
   std::vector<float> expected = x;
-  ref_rope(Style, expected.data(), kMaxBatch, NHeads, HeadDim, RotDim, pos0, inv_freq.data());
+  ref_rope(Style, expected.data(), kMaxBatch, NHeads, HeadDim, RotDim, pos0, inv_freq.data(), mscale);
   std::vector<double> tolerance(x.size(), 0.0);  // unrotated dimensions stay exact
   for (int t = 0; t < kMaxBatch; ++t)
     for (int h = 0; h < NHeads; ++h)
       for (int i = 0; i < RotDim / 2; ++i) {
         const int a = t * kDim + h * HeadDim + rope_first(Style, i);
         const int b = t * kDim + h * HeadDim + rope_second(Style, i, RotDim / 2);
-        const double magnitude = std::fabs(x[a]) + std::fabs(x[b]);
+        const double magnitude = (std::fabs(x[a]) + std::fabs(x[b])) * mscale;
         tolerance[a] = tolerance[b] = 6 * kUnitRoundoff * magnitude;
       }
   expect_close(out, expected, tolerance);
@@ -269,23 +270,30 @@ void check_rope(int pos0) {
   for (int threads = 1; threads <= 3; ++threads) {
     std::vector<float> again = x;
     in_parallel(threads, [&] {
-      rope<Style, NHeads, HeadDim, RotDim, Sync::NoWait>(again.data(), kMaxBatch, pos0, inv_freq.data());
+      rope<Style, NHeads, HeadDim, RotDim, Sync::NoWait>(again.data(), kMaxBatch, pos0, inv_freq.data(), mscale);
     });
     expect_same_bits(again, out);
   }
   for (int t = 0; t < kMaxBatch; ++t) {
     std::vector<float> single(x.begin() + t * kDim, x.begin() + (t + 1) * kDim);
-    rope<Style, NHeads, HeadDim, RotDim>(single.data(), 1, pos0 + t, inv_freq.data());
+    rope<Style, NHeads, HeadDim, RotDim>(single.data(), 1, pos0 + t, inv_freq.data(), mscale);
     expect_same_bits(single.data(), out.data() + t * kDim, kDim);
   }
 }
 
 TEST_CASE("rope, adjacent pairs and halves") {
   for (int pos0 : {0, 1000}) {
-    check_rope<RopeStyle::Adjacent, 3, 16, 16>(pos0);
-    check_rope<RopeStyle::Adjacent, 2, 12, 6>(pos0);  // partial rotation: dims 6..11 untouched
-    check_rope<RopeStyle::Neox, 3, 16, 16>(pos0);
-    check_rope<RopeStyle::Neox, 2, 12, 6>(pos0);
+    check_rope<RopeStyle::Adjacent, 3, 16, 16>(pos0, 1.0f);
+    check_rope<RopeStyle::Adjacent, 2, 12, 6>(pos0, 1.0f);  // partial rotation: dims 6..11 untouched
+    check_rope<RopeStyle::Neox, 3, 16, 16>(pos0, 1.0f);
+    check_rope<RopeStyle::Neox, 2, 12, 6>(pos0, 1.0f);
+  }
+}
+
+TEST_CASE("rope scaled by LongRoPE's attention factor: partial halves, as Phi-4-mini turns them") {
+  for (int pos0 : {0, 1000}) {
+    check_rope<RopeStyle::Neox, 2, 16, 12>(pos0, 1.19024f);
+    check_rope<RopeStyle::Adjacent, 3, 16, 16>(pos0, 0.5f);
   }
 }
 

@@ -337,6 +337,19 @@ int64_t GgufTensor::n_elements() const {
   return n;
 }
 
+GgufTensor GgufTensor::rows(RowRange r) const {
+  if (dims.size() != 2 || r.first < 0 || r.count < 1 || r.first > dims[1] - r.count)
+    throw Error("tensor '" + name + "' is not a matrix with rows " + std::to_string(r.first) + " to " +
+                std::to_string(r.first + r.count - 1));
+  const uint64_t row = nbytes / static_cast<uint64_t>(dims[1]);
+  GgufTensor part = *this;
+  part.dims[1] = r.count;
+  part.offset += row * static_cast<uint64_t>(r.first);
+  if (part.data) part.data += row * static_cast<uint64_t>(r.first);  // null: a file of metadata only
+  part.nbytes = row * static_cast<uint64_t>(r.count);
+  return part;
+}
+
 uint64_t tensor_nbytes(TensorType type, std::span<const int64_t> dims, const std::string& what) {
   if (dims.empty() || dims.size() > kMaxTensorDims)
     throw Error(what + " has " + std::to_string(dims.size()) + " dimensions (kiln supports 1 to " +

@@ -88,6 +88,11 @@ struct GgufValue {
 // Name of a value type as used in error messages, e.g. "uint32".
 std::string_view gguf_type_name(GgufValueType type);
 
+// Rows [first, first + count) of a matrix (its rows: dims[1]).
+struct RowRange {
+  int64_t first = 0, count = 0;
+};
+
 struct GgufTensor {
   std::string name;
   uint32_t ggml_type;              // raw GGUF type id (validated to be one kiln knows)
@@ -98,6 +103,10 @@ struct GgufTensor {
   const uint8_t* data = nullptr;   // into the mapping
 
   int64_t n_elements() const;
+  // The same tensor cut to `rows` of its rows: a row of the file's matrix is
+  // contiguous, so it is an offset into the same bytes. Throws kiln::Error
+  // if the tensor is not 2-D or the rows are not all inside it.
+  GgufTensor rows(RowRange rows) const;
 };
 
 // Bytes a tensor of `type` with shape `dims` (ne0 first) occupies. Throws

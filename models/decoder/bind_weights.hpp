@@ -4,39 +4,36 @@
 // image holds exactly what the forward pass asks for.
 #pragma once
 
-#include <string>
-#include <unordered_set>
+#include <string_view>
 
 #include "engine/model_desc.hpp"
 #include "models/decoder/block_tensors.hpp"
 #include "models/decoder/forward.hpp"
+#include "models/describe.hpp"
 
 namespace kiln::decoder {
 
 // Fills `w` from `src` (raw / vector / matrix by tensor name) with the
-// tensors the description `d` lists (those of its architecture's blocks),
-// and returns the Llama 3.1 RoPE frequency factors (null when the model has
-// none). Vectors come first, then matrices (see models/loaded_weights.hpp).
+// tensors the description `d` lists (those of its architecture's blocks,
+// matrices where block_matrices finds them: a fused tensor's parts as row
+// ranges), and returns the RoPE frequency factors the model divides by
+// (rope_factors_tensor; null when it has none). Vectors come first, then
+// matrices (see models/loaded_weights.hpp).
 template <class C, class Source>
 const float* bind_weights(Weights<C>& w, Source& src, const ModelDesc& d) {
-  std::unordered_set<std::string> present;
-  for (const TensorDesc& t : d.tensors) present.insert(t.name);
-  auto each_block_tensor = [&](auto bind) {
-    for (int l = 0; l < C::n_layer; ++l)
-      for (const BlockTensor& t : kBlockTensors)
-        if (const std::string name = block_tensor_name(l, t); present.count(name)) bind(w.layers[l], t, name);
-  };
-  const float* rope_factors = nullptr;
-  if constexpr (C::rope_freqs) rope_factors = src.vector("rope_freqs.weight");
+  const Architecture& arch = architecture(d.arch, "bind_weights");
+  const char* factors = rope_factors_tensor(C::rope_freqs, C::longrope, C::n_ctx, C::n_ctx_orig);
+  const float* rope_factors = factors ? src.vector(factors) : nullptr;
   w.token_embd = src.raw("token_embd.weight");
   w.output_norm = src.vector("output_norm.weight");
-  each_block_tensor([&](LayerWeights& lw, const BlockTensor& t, const std::string& name) {
-    if (t.vector) lw.*t.vector = src.vector(name);
-  });
+  for (int l = 0; l < C::n_layer; ++l)
+    for (const std::string_view name : arch.block)
+      if (const BlockTensor& t = block_tensor(name); t.vector)
+        w.layers[l].*t.vector = src.vector(block_tensor_name(l, name));
   w.output = src.matrix(C::tied_output ? "token_embd.weight" : "output.weight");
-  each_block_tensor([&](LayerWeights& lw, const BlockTensor& t, const std::string& name) {
-    if (t.matrix) lw.*t.matrix = src.matrix(name);
-  });
+  for (int l = 0; l < C::n_layer; ++l)
+    for (const MatrixSource& m : block_matrices(d, arch, l))
+      w.layers[l].*m.matrix->matrix = src.matrix(m.tensor, m.rows);
   return rope_factors;
 }
 

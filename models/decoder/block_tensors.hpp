@@ -4,12 +4,20 @@
 // list (read_decoder.cpp), the loader binds each present tensor to its field
 // of LayerWeights (bind_weights.hpp), codegen gives each matrix its weight
 // type (codegen/emit.cpp), kiln-synth writes random ones (codegen/synth.cpp).
-// A new kind of tensor is a field below and a line in kBlockTensors.
+// A new kind of tensor is a field below and a line in kBlockTensors; a
+// tensor that fuses several matrices is a line in kFusedTensors.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "engine/gguf/gguf.hpp"
+#include "engine/model_desc.hpp"
+#include "models/describe.hpp"
 
 namespace kiln::decoder {
 
@@ -68,6 +76,35 @@ inline constexpr BlockTensor kBlockTensors[] = {
     {"post_ffw_norm.weight", Dim::Embd, Dim::None, &LayerWeights::ffn_post_norm, nullptr},
 };
 
+// A tensor that holds several matrices of kBlockTensors, their rows stacked
+// in the order listed: phi3's attn_qkv holds Q, K and V; its ffn_up holds the
+// gate's rows, then the up projection's (llama.cpp's LLM_FFN_SWIGLU on one
+// matrix: silu of the first half times the second). Each part is bound, as a
+// range of the tensor's rows, to the field of the matrix it is (see
+// block_matrices), so a layer reads Q, K, V, gate and up as if the file held
+// them apart. Each output of a matmul is one row's dot product with the
+// input (rounded to Q8 once for all the parts), so splitting the rows
+// changes no value, each part is as batch- and thread-invariant as any
+// matrix, and there is no scratch copy and no split kernel. A part is a row
+// view of the mapped tensor (GgufTensor::rows): float parts are read in
+// place, and quantized ones are interleaved each on its own at load time
+// (LoadedWeights, and the packer of a weight image alike), so a part needs
+// no alignment to the interleaved groups of rows (kernels/interleave.hpp).
+struct FusedTensor {
+  std::string_view name;                   // in the GGUF, after "blk.<layer>."
+  std::span<const std::string_view> parts;  // kBlockTensors names, in row order
+  // A file may hold the parts as tensors of their own instead, as llama.cpp
+  // accepts for attn_qkv (create_tensor_qkv).
+  bool or_separate;
+};
+
+inline constexpr std::string_view kQkvParts[] = {"attn_q.weight", "attn_k.weight", "attn_v.weight"};
+inline constexpr std::string_view kGateUpParts[] = {"ffn_gate.weight", "ffn_up.weight"};
+inline constexpr FusedTensor kFusedTensors[] = {
+    {"attn_qkv.weight", kQkvParts, true},
+    {"ffn_up.weight", kGateUpParts, false},
+};
+
 // The sizes behind Dim for one model (q_dim: n_head * head_dim, kv_dim:
 // n_head_kv * head_dim, ff: the feed-forward width).
 struct BlockSizes {
@@ -85,14 +122,34 @@ struct BlockSizes {
   }
 };
 
-// The entry of kBlockTensors of that name; throws kiln::Error for a name
-// that is not there (a mistake in an architecture's list).
-const BlockTensor& block_tensor(std::string_view name);
+BlockSizes block_sizes(const Hyperparams& hp);
 
-// Its name in the GGUF, for layer `layer`.
-inline std::string block_tensor_name(int layer, const BlockTensor& t) {
-  return "blk." + std::to_string(layer) + "." + std::string(t.name);
+// The entry of kBlockTensors (kFusedTensors) of that name; throws kiln::Error
+// for a name that is not there (a mistake in an architecture's list).
+const BlockTensor& block_tensor(std::string_view name);
+const FusedTensor& fused_tensor(std::string_view name);
+
+// The shape of a matrix that stacks the rows of these kBlockTensors matrices
+// (a fused tensor's parts, or one matrix): their input size, their rows together.
+std::vector<int64_t> stacked_dims(std::span<const std::string_view> matrices, const BlockSizes& size);
+
+// A block tensor's name in the GGUF, for layer `layer`.
+inline std::string block_tensor_name(int layer, std::string_view name) {
+  return "blk." + std::to_string(layer) + "." + std::string(name);
 }
+
+// Where one matrix of a block is in a model's file: the whole tensor
+// `tensor`, or `rows` of it when that tensor is fused.
+struct MatrixSource {
+  const BlockTensor* matrix;  // the kBlockTensors entry it is (its field, its role)
+  std::string tensor;         // the full name in the GGUF
+  std::optional<RowRange> rows;
+};
+
+// Every matrix of block `layer` of the model `d` (of architecture `arch`),
+// in its list's order: where the loader binds each field from, and what
+// weight type codegen gives each role.
+std::vector<MatrixSource> block_matrices(const ModelDesc& d, const Architecture& arch, int layer);
 
 // A matrix's role, its name without ".weight" ("attn_q"): what the forward
 // pass and codegen's per-layer lists of weight types call it.

@@ -107,7 +107,9 @@ void head_norm(const P& p, float (&x)[B][N], const float* weight) {
 }
 
 // The layer's attention, from p.s.q, p.s.k_new and p.s.v_new: RoPE on the
-// queries and keys (none in a NoPE layer), keys and values rounded to the
+// queries and keys (none in a NoPE layer; its cosines and sines scaled by
+// rope.scaling.attn_factor in every layer, as llama.cpp's graphs pass it to
+// each rotation), keys and values rounded to the
 // cache type and stored in each run's cache, then p.s.att = attention over
 // the cache (its last n_swa positions in a sliding-window layer).
 template <class P>
@@ -121,9 +123,9 @@ void self_attention(const P& p) {
     const float* inv_freq = L::kind.sliding ? s.rope_inv_freq_swa : s.rope_inv_freq;
     each_run<C>(p.runs, [&](const Run<C>& r) {
       p.step.run(KernelKind::Other, kernels::rope<kStyle, C::n_head, C::head_dim, C::n_rot, Sync::NoWait>,
-                 &s.q[r.first][0], r.n, r.pos, inv_freq);
+                 &s.q[r.first][0], r.n, r.pos, inv_freq, C::rope_attn_factor);
       p.step.run(KernelKind::Other, kernels::rope<kStyle, C::n_head_kv, C::head_dim, C::n_rot, Sync::NoWait>,
-                 &s.k_new[r.first][0], r.n, r.pos, inv_freq);
+                 &s.k_new[r.first][0], r.n, r.pos, inv_freq, C::rope_attn_factor);
     });
   }
   // Rounded to the cache type only now, after RoPE (as llama.cpp does).

@@ -97,19 +97,21 @@ class CompiledModel final : public kiln::Model {
   }
 
   // Each rotated pair's angle per position: base^(-2i/n_rot), times the linear
-  // scaling factor, divided by the pair's Llama 3.1 frequency factor if any
-  // (`factors`, null without them). Folding them in here leaves the RoPE
-  // kernel one multiply per angle. Sliding-window layers have a base of their
-  // own and no scaling.
+  // scaling factor, divided by the pair's frequency factor if the model has
+  // them (`factors`, null without: Llama 3.1's, or LongRoPE's long or short
+  // ones, rope_factors_tensor). Folding them in here leaves the RoPE kernel
+  // one multiply per angle. Sliding-window layers have a base of their own
+  // and no scaling.
   void set_rope_frequencies(const float* factors) {
     float* inv_freq = rope_inv_freq_;
     kernels::rope_inv_freq(C::rope_base, C::n_rot, inv_freq);
     for (int i = 0; i < C::n_rot / 2; ++i) {
       inv_freq[i] *= C::rope_freq_scale;
-      if constexpr (C::rope_freqs) {
+      if (factors) {
         const float factor = factors[i];
         if (!(factor > 0.0f && factor < 1e30f))
-          throw Error(file_.path() + ": rope_freqs.weight[" + std::to_string(i) + "] is " + std::to_string(factor) +
+          throw Error(file_.path() + ": " + rope_factors_tensor(C::rope_freqs, C::longrope, C::n_ctx, C::n_ctx_orig) +
+                      "[" + std::to_string(i) + "] is " + std::to_string(factor) +
                       ", a frequency factor must be positive");
         inv_freq[i] /= factor;
       }

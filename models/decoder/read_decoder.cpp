@@ -15,29 +15,43 @@ struct TensorRule {
   bool float_only;  // norms and biases are read as plain float arrays
 };
 
-// The tensors of block `l` (models/decoder/block_tensors.hpp).
-std::vector<TensorRule> block_rules(const Hyperparams& hp, const Architecture& arch, int l) {
-  const decoder::BlockSizes size{hp.n_embd, int64_t(hp.n_head) * hp.head_dim, int64_t(hp.n_head_kv) * hp.head_dim,
-                                 hp.head_dim, hp.n_ff};
-  const std::string b = "blk." + std::to_string(l) + ".";
+// The tensors of block `l` (models/decoder/block_tensors.hpp): the
+// architecture's plain ones, then its fused ones, or a fused tensor's parts
+// where the file holds those instead (FusedTensor::or_separate).
+std::vector<TensorRule> block_rules(const GgufFile& f, const Hyperparams& hp, const Architecture& arch, int l) {
+  const decoder::BlockSizes size = decoder::block_sizes(hp);
   std::vector<TensorRule> rules;
-  for (const std::string_view name : arch.block) {
+  auto add = [&](std::string_view name) {
     const decoder::BlockTensor& t = decoder::block_tensor(name);
     std::vector<int64_t> dims = {size(t.cols)};
     if (t.rows != decoder::Dim::None) dims.push_back(size(t.rows));
-    rules.push_back({b + std::string(t.name), std::move(dims), t.vector != nullptr});
+    rules.push_back({decoder::block_tensor_name(l, name), std::move(dims), t.vector != nullptr});
+  };
+  for (const std::string_view name : arch.block) add(name);
+  for (const std::string_view name : arch.fused) {
+    const decoder::FusedTensor& fused = decoder::fused_tensor(name);
+    const std::string fused_name = decoder::block_tensor_name(l, name);
+    if (fused.or_separate && !f.find_tensor(fused_name) &&
+        f.find_tensor(decoder::block_tensor_name(l, fused.parts.front()))) {
+      for (const std::string_view part : fused.parts) add(part);
+    } else {
+      rules.push_back({fused_name, decoder::stacked_dims(fused.parts, size), false});
+    }
   }
   return rules;
 }
 
-std::vector<TensorRule> tensor_rules(const Hyperparams& hp, const Architecture& arch) {
+std::vector<TensorRule> tensor_rules(const GgufFile& f, const Hyperparams& hp, const Architecture& arch) {
   const int64_t e = hp.n_embd;
   std::vector<TensorRule> rules = {{"token_embd.weight", {e, hp.n_vocab}, false},
                                    {"output_norm.weight", {e}, true}};
   if (!hp.tied_output) rules.push_back({"output.weight", {e, hp.n_vocab}, false});
   if (hp.rope_freqs) rules.push_back({"rope_freqs.weight", {hp.n_rot / 2}, true});
+  if (hp.longrope)
+    for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"})
+      rules.push_back({name, {hp.n_rot / 2}, true});
   for (int l = 0; l < hp.n_layer; ++l) {
-    const std::vector<TensorRule> block = block_rules(hp, arch, l);
+    const std::vector<TensorRule> block = block_rules(f, hp, arch, l);
     rules.insert(rules.end(), block.begin(), block.end());
   }
   return rules;
@@ -106,7 +120,19 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& rules) {
   if (f.get_uint_or(p + "expert_count", 0) > 0) fail("mixture-of-experts models are not supported");
   hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   hp.rope_freqs = f.find_tensor("rope_freqs.weight") != nullptr;
-  if (hp.rope_freqs && !rules.rope_freqs_allowed) fail("tensor 'rope_freqs.weight' is not part of the " + d.arch + " architecture");
+  if (hp.rope_freqs && rules.rope_factors != RopeFactors::Freqs)
+    fail("tensor 'rope_freqs.weight' is not part of the " + d.arch + " architecture");
+  // LongRoPE: either factor tensor makes both required (tensor_rules), as
+  // llama.cpp's converter always writes the two.
+  hp.longrope = f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight");
+  if (hp.longrope && rules.rope_factors != RopeFactors::LongShort)
+    fail("LongRoPE factors (rope_factors_long.weight, rope_factors_short.weight) are not part of the " + d.arch +
+         " architecture");
+  if (hp.longrope) hp.n_ctx_orig = optional("rope.scaling.original_context_length", hp.n_ctx_train);
+  // Every architecture's graph in llama.cpp hands it to each rotation.
+  hp.rope_attn_factor = static_cast<float>(f.get_float_or(p + "rope.scaling.attn_factor", 1.0));
+  if (!(hp.rope_attn_factor > 0.0f && std::isfinite(hp.rope_attn_factor)))
+    fail("key '" + p + "rope.scaling.attn_factor' must be positive");
 
   const GgufTensor* embd = f.find_tensor("token_embd.weight");
   if (!embd || embd->dims.size() != 2) fail("tensor 'token_embd.weight' is missing or not 2-D");
@@ -114,14 +140,14 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& rules) {
   hp.tied_output = f.find_tensor("output.weight") == nullptr;
 
   // The file's tensors bound block_count before a rule is made for each block.
-  const size_t per_block = rules.block.size();
+  const size_t per_block = rules.block.size() + rules.fused.size();
   if (size_t(hp.n_layer) > f.tensors().size() / per_block)
     fail("block_count " + std::to_string(hp.n_layer) + " needs at least " + std::to_string(per_block) +
          " tensors per block, the file has " + std::to_string(f.tensors().size()) + " tensors in all");
   d.layers.assign(size_t(hp.n_layer), LayerKind{});
 
   std::set<std::string> used;
-  for (const auto& rule : tensor_rules(hp, rules)) {
+  for (const auto& rule : tensor_rules(f, hp, rules)) {
     const GgufTensor* t = f.find_tensor(rule.name);
     if (!t) fail("tensor '" + rule.name + "' is missing");
     if (t->dims != rule.dims)

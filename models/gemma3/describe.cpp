@@ -23,7 +23,8 @@ ModelDesc describe(const GgufFile& file);
 
 }  // namespace
 
-extern const Architecture kGemma3{"gemma3", "models/gemma3/gemma3.hpp", "kiln::gemma3::Gemma3", kBlock, false, describe};
+extern const Architecture kGemma3{"gemma3", "models/gemma3/gemma3.hpp", "kiln::gemma3::Gemma3", kBlock, RopeFactors::None, {},
+                                  describe};
 
 namespace {
 

@@ -13,6 +13,6 @@ constexpr std::string_view kBlock[] = {"attn_norm.weight", "attn_q.weight",   "a
 
 }  // namespace
 
-extern const Architecture kLlama{"llama", "models/llama/llama.hpp", "kiln::llama::Llama", kBlock, true};
+extern const Architecture kLlama{"llama", "models/llama/llama.hpp", "kiln::llama::Llama", kBlock, RopeFactors::Freqs};
 
 }  // namespace kiln

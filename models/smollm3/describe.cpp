@@ -15,7 +15,8 @@ ModelDesc describe(const GgufFile& file);
 
 }  // namespace
 
-extern const Architecture kSmolLM3{"smollm3", "models/llama/llama.hpp", "kiln::llama::Llama", kBlock, false, describe};
+extern const Architecture kSmolLM3{"smollm3", "models/llama/llama.hpp", "kiln::llama::Llama", kBlock, RopeFactors::None, {},
+                                   describe};
 
 namespace {
 
