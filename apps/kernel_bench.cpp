@@ -4,6 +4,7 @@
 // one what memory lets it reach (compare with kiln-bench --probe). Then
 // attention over a long F16 cache, in GFLOP/s (against the probe's FP32 peak).
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -88,9 +89,10 @@ void run_attention(const char* what, int n_tokens, int pos0, int reps) {
   std::vector<float> out(q.size());
   std::vector<float> scores(static_cast<size_t>(kAttentionScratchRows<NHead, NHeadKV>) * n_pos);
 
+  const float kScale = 1.0f / std::sqrt(static_cast<float>(HeadDim));
   const auto once = [&] {
     attention<NHead, NHeadKV, HeadDim, kKv, Sync::NoWait>(q.data(), k.data(), v.data(), out.data(), n_tokens, pos0,
-                                                          scores.data(), n_pos);
+                                                          scores.data(), n_pos, kScale, 0);
   };
   once();  // warm-up
   const auto t0 = std::chrono::steady_clock::now();

@@ -5,9 +5,12 @@
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "engine/error.hpp"
-#include "models/llama/block_tensors.hpp"
+#include "models/decoder/block_tensors.hpp"
+#include "models/describe.hpp"
 
 namespace kiln::codegen {
 
@@ -34,36 +37,38 @@ const char* bool_literal(bool b) { return b ? "true" : "false"; }
 
 std::string type_literal(TensorType t) { return "kiln::TensorType::" + std::string(traits_of(t).enum_name); }
 
-// The weight type of each matrix of block `layer`, as "type,type,...".
-std::string block_types_key(const ModelDesc& d, int layer) {
-  std::string key;
-  for (const llama::BlockTensor& t : llama::kBlockTensors)
-    if (t.matrix && llama::is_present(t, d.hp.qkv_bias))
-      key += std::string(traits_of(d.tensor(llama::block_tensor_name(layer, t)).type).name) + ",";
-  return key;
+std::string literal(int v) { return std::to_string(v); }
+std::string literal(float v) { return float_literal(v); }
+std::string literal(bool v) { return bool_literal(v); }
+const char* cpp_type(int) { return "int"; }
+const char* cpp_type(float) { return "float"; }
+const char* cpp_type(bool) { return "bool"; }
+
+std::string kind_literal(const LayerKind& k) {
+  return std::string("kiln::LayerKind{.sliding = ") + bool_literal(k.sliding) + ", .rope = " + bool_literal(k.rope) + "}";
 }
 
-void emit_config(std::ostringstream& o, const ModelDesc& d, const BuildOptions& opt) {
+// The weight type of each matrix of block `layer` that the model has, as "role type" lines.
+std::vector<std::pair<std::string_view, TensorType>> block_matrix_types(const ModelDesc& d, int layer) {
+  std::vector<std::pair<std::string_view, TensorType>> types;
+  for (const decoder::BlockTensor& t : decoder::kBlockTensors) {
+    if (!t.matrix) continue;
+    const std::string name = decoder::block_tensor_name(layer, t);
+    for (const TensorDesc& td : d.tensors)
+      if (td.name == name) types.emplace_back(decoder::matrix_role(t), td.type);
+  }
+  return types;
+}
+
+void emit_config(std::ostringstream& o, const ModelDesc& d, const BuildOptions& opt, const Architecture& arch) {
   const Hyperparams& h = d.hp;
   const TensorType embd = d.tensor("token_embd.weight").type;
   const TensorType out = h.tied_output ? embd : d.tensor("output.weight").type;
-  o << "struct Config {\n"
-    << "  static constexpr int n_vocab = " << h.n_vocab << ";\n"
-    << "  static constexpr int n_embd = " << h.n_embd << ";\n"
-    << "  static constexpr int n_layer = " << h.n_layer << ";\n"
-    << "  static constexpr int n_head = " << h.n_head << ";\n"
-    << "  static constexpr int n_head_kv = " << h.n_head_kv << ";\n"
-    << "  static constexpr int head_dim = " << h.head_dim << ";\n"
-    << "  static constexpr int n_ff = " << h.n_ff << ";\n"
-    << "  static constexpr int n_rot = " << h.n_rot << ";\n"
-    << "  static constexpr float rope_base = " << float_literal(h.rope_base) << ";\n"
-    << "  static constexpr float rope_freq_scale = " << float_literal(h.rope_freq_scale) << ";\n"
-    << "  static constexpr float rms_eps = " << float_literal(h.rms_eps) << ";\n"
-    << "  static constexpr bool tied_output = " << bool_literal(h.tied_output) << ";\n"
-    << "  static constexpr bool rope_neox = " << bool_literal(h.rope_neox) << ";\n"
-    << "  static constexpr bool qkv_bias = " << bool_literal(h.qkv_bias) << ";\n"
-    << "  static constexpr bool rope_freqs = " << bool_literal(h.rope_freqs) << ";\n"
-    << "  static constexpr kiln::TensorType token_embd_type = " << type_literal(embd) << ";\n"
+  o << "struct Config {\n  using Arch = " << arch.type << ";\n";
+  visit_hparams(h, [&](const char* id, const char*, const auto& v) {
+    o << "  static constexpr " << cpp_type(v) << " " << id << " = " << literal(v) << ";\n";
+  });
+  o << "  static constexpr kiln::TensorType token_embd_type = " << type_literal(embd) << ";\n"
     << "  static constexpr kiln::TensorType output_type = " << type_literal(out) << ";\n"
     << "  // Chosen at build time (kiln_add_model CTX / BATCH / KV).\n"
     << "  static constexpr int n_ctx = " << opt.n_ctx << ";\n"
@@ -73,18 +78,17 @@ void emit_config(std::ostringstream& o, const ModelDesc& d, const BuildOptions& 
 }
 
 void emit_desc(std::ostringstream& o, const ModelDesc& d) {
-  const Hyperparams& h = d.hp;
   o << "// What this code was generated for; a GGUF given at run time must match it.\n"
     << "const kiln::ModelDesc kCompiledDesc{\n"
-    << "    " << quoted(d.arch) << ",\n"
-    << "    kiln::Hyperparams{.n_vocab = " << h.n_vocab << ", .n_embd = " << h.n_embd << ", .n_layer = " << h.n_layer
-    << ", .n_head = " << h.n_head << ", .n_head_kv = " << h.n_head_kv << ", .head_dim = " << h.head_dim
-    << ", .n_ff = " << h.n_ff << ", .n_rot = " << h.n_rot << ", .n_ctx_train = " << h.n_ctx_train
-    << ", .rope_base = " << float_literal(h.rope_base) << ", .rope_freq_scale = " << float_literal(h.rope_freq_scale)
-    << ", .rms_eps = " << float_literal(h.rms_eps) << ", .tied_output = " << bool_literal(h.tied_output)
-    << ", .rope_neox = " << bool_literal(h.rope_neox) << ", .qkv_bias = " << bool_literal(h.qkv_bias)
-    << ", .rope_freqs = " << bool_literal(h.rope_freqs)
-    << "},\n    {\n";
+    << "    " << quoted(d.arch) << ",\n    kiln::Hyperparams{";
+  const char* sep = "";
+  visit_hparams(d.hp, [&](const char* id, const char*, const auto& v) {
+    o << sep << "." << id << " = " << literal(v);
+    sep = ", ";
+  });
+  o << "},\n    {";
+  for (size_t l = 0; l < d.layers.size(); ++l) o << (l ? ", " : "") << kind_literal(d.layers[l]);
+  o << "},\n    {\n";
   for (const auto& t : d.tensors) {
     o << "        {" << quoted(t.name) << ", " << type_literal(t.type) << ", {";
     for (size_t i = 0; i < t.dims.size(); ++i) o << (i ? ", " : "") << t.dims[i];
@@ -93,66 +97,47 @@ void emit_desc(std::ostringstream& o, const ModelDesc& d) {
   o << "    }};\n\n";
 }
 
-// The timed forward pass, declared in <name>.forward.hpp and instantiated in <name>.timed.cpp.
-constexpr const char* kTimedRun =
-    "kiln::kernels::TeamWaits Forward::run<kiln::Timed>(Activations&, const Weights&, std::span<const Run>, float*, int, "
-    "kiln::Timed)";
+// The timed forward pass of the model in namespace `ns`, declared in
+// <name>.forward.hpp and instantiated in <name>.timed.cpp (outside `ns`: the
+// pass's template is kiln::decoder's).
+std::string timed_run(const std::string& ns) {
+  return "kiln::kernels::TeamWaits " + ns + "::Forward::run<kiln::Timed>(Activations&, const Weights&, " +
+         "std::span<const Run>, float*, int, kiln::Timed)";
+}
 
-// The parameters of Forward::run and of Forward::layers (the same without the thread count).
-constexpr const char* kLayersParams = "(Activations& s, const Weights& w, std::span<const Run> runs, float* logits, Step step)";
-constexpr const char* kRunParams =
-    "(Activations& s, const Weights& w, std::span<const Run> runs, float* logits, int threads, Step step)";
-
-// <name>.forward.hpp: the configuration and the forward pass, a template over
-// how each kernel call is made (models/kernel_step.hpp), in namespace `ns`.
-std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std::string& banner,
-                         const std::string& ns) {
+// <name>.forward.hpp: the model as data, in namespace `ns`: its configuration,
+// the weight types of its blocks and the list of its layers, which name the
+// shared forward pass (models/decoder/forward_pass.hpp) for this model.
+std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std::string& banner, const std::string& ns) {
+  const Architecture& arch = architecture(d.arch, opt.gguf_path);
   std::ostringstream f;
-  f << banner << "// This model's configuration and forward pass, for " << opt.name << ".gen.cpp (inference) and\n"
+  f << banner << "// This model's configuration and layers, for " << opt.name << ".gen.cpp (inference) and\n"
     << "// " << opt.name << ".timed.cpp (the same pass with its kernels timed).\n"
-    << "#pragma once\n\n#include \"models/kernel_step.hpp\"\n#include \"models/llama/forward.hpp\"\n\n"
+    << "#pragma once\n\n#include \"" << arch.header << "\"\n#include \"models/decoder/forward_pass.hpp\"\n\n"
     << "namespace " << ns << " {\n\n";
-  emit_config(f, d, opt);
+  emit_config(f, d, opt, arch);
 
   // One struct per distinct set of block weight types (usually one for all layers).
-  std::map<std::string, int> block_type_ids;
+  std::map<std::vector<std::pair<std::string_view, TensorType>>, int> block_type_ids;
   std::vector<int> layer_types;
   for (int l = 0; l < d.hp.n_layer; ++l) {
-    auto [it, added] = block_type_ids.emplace(block_types_key(d, l), int(block_type_ids.size()));
+    const auto types = block_matrix_types(d, l);
+    auto [it, added] = block_type_ids.emplace(types, int(block_type_ids.size()));
     layer_types.push_back(it->second);
     if (!added) continue;
     f << "struct BlockTypes" << it->second << " {\n";
-    for (const llama::BlockTensor& t : llama::kBlockTensors)
-      if (t.matrix && llama::is_present(t, d.hp.qkv_bias))
-        f << "  static constexpr kiln::TensorType " << llama::matrix_role(t) << " = "
-          << type_literal(d.tensor(llama::block_tensor_name(l, t)).type) << ";\n";
+    for (const auto& [role, type] : types) f << "  static constexpr kiln::TensorType " << role << " = " << type_literal(type) << ";\n";
     f << "};\n\n";
   }
-
-  f << "using Activations = kiln::llama::Activations<Config>;\nusing Weights = kiln::llama::Weights<Config>;\n"
-    << "using Run = kiln::llama::Run<Config>;\n\n"
-    << "// The whole forward pass over a batch of runs (one per sequence): one parallel\n"
-    << "// region, then every layer in order.\n"
-    << "// `step` runs each kernel call: kiln::Untimed for inference, kiln::Timed to time them.\n"
-    << "struct Forward {\n  template <class Step>\n  static kiln::kernels::TeamWaits run" << kRunParams << ";\n"
-    << "  template <class Step>\n  static void layers" << kLayersParams << ";\n};\n\n"
-    << "// One thread runs the layers without an OpenMP team: the kernels' work-sharing\n"
-    << "// loops then run serially and their barriers cost nothing, where a team of one\n"
-    << "// would still make a system call at every barrier. Returns what a team waited\n"
-    << "// at its barriers (kernels/team_backoff.hpp).\n"
-    << "template <class Step>\nkiln::kernels::TeamWaits Forward::run" << kRunParams << " {\n"
-    << "  if (threads == 1) {\n    layers(s, w, runs, logits, step);\n    return {};\n  }\n"
-    << "  return kiln::kernels::run_team(threads, [&] { layers(s, w, runs, logits, step); });\n}\n\n"
-    << "template <class Step>\nvoid Forward::layers" << kLayersParams << " {\n"
-    << "  kiln::llama::embed<Config>(s, w, runs, step);\n";
+  f << "// Every layer: its index, its weight types, what it is.\nusing Layers = kiln::decoder::LayerList<\n";
   for (int l = 0; l < d.hp.n_layer; ++l)
-    f << "  kiln::llama::layer<Config, BlockTypes" << layer_types[l] << ">(s, w.layers[" << l << "], " << l
-      << ", runs, step);\n";
-  f << "  kiln::llama::output<Config>(s, w, runs, logits, step);\n}\n\n"
+    f << "    kiln::decoder::Layer<" << l << ", BlockTypes" << layer_types[l] << ", " << kind_literal(d.layers[l]) << ">"
+      << (l + 1 < d.hp.n_layer ? ",\n" : ">;\n\n");
+  f << "using Forward = kiln::decoder::Forward<Config, Layers>;\n\n"
+    << "}  // namespace " << ns << "\n\n"
     << "// Compiled only in " << opt.name << ".timed.cpp: in the same file, its extra calls of\n"
     << "// every kernel would change the compiler's inlining choices for inference.\n"
-    << "extern template " << kTimedRun << ";\n\n"
-    << "}  // namespace " << ns << "\n";
+    << "extern template " << timed_run(ns) << ";\n";
   return f.str();
 }
 
@@ -219,21 +204,20 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
                "}  // namespace " + ns + "\n";
 
   out.forward = emit_forward(d, opt, banner, internal_ns);
-  out.timed = banner + forward_include + "\nnamespace " + internal_ns + " {\n\ntemplate " + kTimedRun +
-              ";\n\n}  // namespace " + internal_ns + "\n";
+  out.timed = banner + forward_include + "\ntemplate " + timed_run(internal_ns) + ";\n";
 
   // The weight image's bounds, defined in <name>.weights.cpp.
   const std::string image_symbol = "kiln_weights_" + identifier(opt.name);
   std::ostringstream m;
   m << banner << "#include \"" << opt.name << ".hpp\"\n" << forward_include
-    << "\n#include \"engine/model_path.hpp\"\n#include \"models/llama/compiled_model.hpp\"\n\n";
+    << "\n#include \"engine/model_path.hpp\"\n#include \"models/decoder/compiled_model.hpp\"\n\n";
   if (embed)
     m << "// The weight image, in the program's read-only data (" << opt.name << ".weights.cpp).\n"
       << "extern \"C\" __attribute__((visibility(\"hidden\"))) const unsigned char " << image_symbol << "[];\n"
       << "extern \"C\" __attribute__((visibility(\"hidden\"))) const uint64_t " << image_symbol << "_size;\n\n";
   m << "namespace " << ns << " {\n\nnamespace {\n\n";
   emit_desc(m, d);
-  m << "using Compiled = kiln::llama::CompiledModel<generated::Config, generated::Forward>;\n\n"
+  m << "using Compiled = kiln::decoder::CompiledModel<generated::Config, generated::Forward>;\n\n"
     << "}  // namespace\n\n"
     << "std::unique_ptr<kiln::Model> load(const std::string& gguf_path) {\n"
     << "  return std::make_unique<Compiled>(kCompiledDesc, gguf_path);\n"
@@ -248,8 +232,8 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
   out.model = m.str();
 
   if (embed) {
-    out.pack = banner + forward_include + "#include \"models/llama/pack_weights.hpp\"\n\n" +
-               "int main(int argc, char** argv) {\n  return kiln::llama::pack_main<" + internal_ns +
+    out.pack = banner + forward_include + "#include \"models/decoder/pack_weights.hpp\"\n\n" +
+               "int main(int argc, char** argv) {\n  return kiln::decoder::pack_main<" + internal_ns +
                "::Config>(argc, argv, " + quoted(opt.name + "-pack") + ");\n}\n";
     out.weights = emit_weights(opt.embed_image, image_symbol, banner);
   }

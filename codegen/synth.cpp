@@ -5,7 +5,8 @@
 #include <cstring>
 
 #include "kernels/quant.hpp"
-#include "models/llama/block_tensors.hpp"
+#include "models/decoder/block_tensors.hpp"
+#include "models/describe.hpp"
 
 namespace kiln::synth {
 
@@ -147,15 +148,19 @@ bool gets_more_bits(int layer, int n_layer) {
 
 GgufWriter make_model(const SynthSpec& spec) {
   const ModelShape& s = spec.shape;
-  if (s.n_head <= 0 || s.n_head_kv <= 0 || s.n_embd % s.n_head != 0 || s.n_head % s.n_head_kv != 0 || s.n_vocab < 260)
-    throw Error("synthetic model: inconsistent shape (need embd % heads == 0, heads % kv_heads == 0, vocab >= 260)");
-  const int head_dim = s.n_embd / s.n_head, kv_dim = head_dim * s.n_head_kv;
+  const int head_dim = s.head_dim ? s.head_dim : (s.n_head > 0 ? s.n_embd / s.n_head : 0);
+  if (s.n_head <= 0 || s.n_head_kv <= 0 || head_dim <= 0 || head_dim % 2 != 0 || s.n_head % s.n_head_kv != 0 ||
+      (!s.head_dim && s.n_embd % s.n_head != 0) || s.n_vocab < 260)
+    throw Error("synthetic model: inconsistent shape (need an even head size, embd % heads == 0 without --head-dim, "
+                "heads % kv_heads == 0, vocab >= 260)");
+  const int q_dim = head_dim * s.n_head, kv_dim = head_dim * s.n_head_kv;
 
   GgufWriter w;
   const std::string arch(s.arch);
-  if (arch != "llama" && arch != "qwen2")
-    throw Error("synthetic model: architecture '" + arch + "' is not one kiln-synth writes (llama, qwen2)");
-  if (spec.rope_freqs && arch != "llama") throw Error("synthetic model: RoPE frequency factors are a llama feature");
+  const Architecture& architecture = kiln::architecture(arch, "synthetic model");
+  if (spec.rope_freqs && !architecture.rope_freqs_allowed)
+    throw Error("synthetic model: RoPE frequency factors are not part of the " + arch + " architecture");
+  if (s.n_swa && arch != "gemma3") throw Error("synthetic model: kiln-synth writes a sliding window for gemma3 only");
   const std::string p = arch + ".";
   w.add_string("general.architecture", arch);
   w.add_string("general.name", "kiln synthetic " + std::string(s.name) + " (random weights)");
@@ -165,9 +170,17 @@ GgufWriter make_model(const SynthSpec& spec) {
   w.add_u32(p + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
   w.add_u32(p + "attention.head_count", static_cast<uint32_t>(s.n_head));
   w.add_u32(p + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+  if (s.head_dim) {  // as llama.cpp's converters write a head size that is not n_embd / n_head
+    w.add_u32(p + "attention.key_length", static_cast<uint32_t>(head_dim));
+    w.add_u32(p + "attention.value_length", static_cast<uint32_t>(head_dim));
+  }
   w.add_u32(p + "rope.dimension_count", static_cast<uint32_t>(head_dim));
   w.add_f32(p + "rope.freq_base", spec.rope_base);
   w.add_f32(p + "attention.layer_norm_rms_epsilon", spec.rms_eps);
+  if (s.n_swa) {
+    w.add_u32(p + "attention.sliding_window", static_cast<uint32_t>(s.n_swa));
+    w.add_u32(p + "attention.sliding_window_pattern", 6);  // llama.cpp's default for gemma3, written out
+  }
   w.add_u32(p + "vocab_size", static_cast<uint32_t>(s.n_vocab));
   add_vocab(w, s.n_vocab);
 
@@ -180,29 +193,28 @@ GgufWriter make_model(const SynthSpec& spec) {
   add_norm(w, rng, "output_norm.weight", s.n_embd);
   if (!spec.tied_output) add_matrix(w, rng, "output.weight", spec.types.output, s.n_vocab, s.n_embd, 3.0f * in_embd);
   if (spec.rope_freqs) add_rope_freqs(w, head_dim, spec.rope_base);
-  // The blocks, tensor by tensor from the architecture's table. Matrices
+  // The blocks, tensor by tensor from the architecture's list. Matrices
   // that read the residual stream start at 1/sqrt(n_embd); those that write
   // back into it (the output projections), at half of 1/sqrt(their input).
-  const bool qkv_bias = arch == "qwen2";
-  const llama::BlockSizes size{s.n_embd, s.n_embd, kv_dim, s.n_ff};
+  const decoder::BlockSizes size{s.n_embd, q_dim, kv_dim, head_dim, s.n_ff};
   for (int l = 0; l < s.n_layer; ++l) {
     const bool more = spec.types.more_bits && gets_more_bits(l, s.n_layer);
-    for (const llama::BlockTensor& t : llama::kBlockTensors) {
-      if (!llama::is_present(t, qkv_bias)) continue;
-      const std::string name = llama::block_tensor_name(l, t);
+    for (const std::string_view tensor : architecture.block) {
+      const decoder::BlockTensor& t = decoder::block_tensor(tensor);
+      const std::string name = decoder::block_tensor_name(l, t);
       const int cols = int(size(t.cols));
       if (t.vector && t.name.ends_with(".bias")) {
         add_vector(w, rng, name, cols, 0.0f, 0.5f);
       } else if (t.vector) {
         add_norm(w, rng, name, cols);
       } else {
-        const std::string_view role = llama::matrix_role(t);
+        const std::string_view role = decoder::matrix_role(t);
         // llama-quantize's Q4_K_M gives attn_v and ffn_down more bits in some layers.
         const bool more_here = more && (role == "attn_v" || role == "ffn_down");
         const TensorType type = more_here                 ? *spec.types.more_bits
                                 : role.starts_with("ffn_") ? spec.types.feed_forward
                                                            : spec.types.attention;
-        const float scale = t.cols == llama::Dim::Embd ? in_embd : 0.5f * (1.0f / std::sqrt(float(cols)));
+        const float scale = t.cols == decoder::Dim::Embd ? in_embd : 0.5f * (1.0f / std::sqrt(float(cols)));
         add_matrix(w, rng, name, type, int(size(t.rows)), cols, scale);
       }
     }

@@ -1,4 +1,4 @@
-// Synthetic llama models: a GGUF with the standard keys and tensor names, a
+// Synthetic models of every architecture kiln compiles: a GGUF with the standard keys and tensor names, a
 // valid SentencePiece vocabulary and small random weights (deterministic from
 // a seed) that keep activations finite. Used by kiln-synth and the tests.
 #pragma once
@@ -35,7 +35,7 @@ WeightTypes q4_k_m_types();
 bool gets_more_bits(int layer, int n_layer);
 
 struct SynthSpec {
-  ModelShape shape;  // its arch is "llama" or "qwen2" (Q/K/V biases, NEOX RoPE)
+  ModelShape shape;  // its arch: any that kiln compiles (models/describe.hpp)
   WeightTypes types;
   bool tied_output = false;
   uint64_t seed = 1;

@@ -15,13 +15,18 @@ using kiln::Error;
 const char* kUsage =
     "usage: kiln-synth [--preset NAME] [sizes] [types] [--tied] [--seed N] -o FILE.gguf\n"
     "\n"
-    "Writes a llama or qwen2 GGUF with RANDOM weights (it generates gibberish):\n"
+    "Writes a GGUF of any architecture kiln compiles, with RANDOM weights (it\n"
+    "generates gibberish), in the keys and tensor names llama.cpp's converters write:\n"
     "for demos, benchmarks and tests without a download.\n"
     "\n"
-    "  --preset NAME      stories260k, stories15m, stories110m, tinyllama-1.1b or qwen2.5-0.5b\n"
-    "  --arch NAME        llama (default) or qwen2 (Q/K/V biases, NEOX RoPE)\n"
+    "  --preset NAME      stories260k, stories15m, stories110m, tinyllama-1.1b, qwen2.5-0.5b,\n"
+    "                     qwen3-0.6b, gemma3-1b or smollm3-3b\n"
+    "  --arch NAME        llama (default), qwen2 (Q/K/V biases, NEOX RoPE), qwen3 (Q/K norms),\n"
+    "                     gemma3 (Q/K norms, post-norms, GELU, sliding window) or smollm3 (NoPE layers)\n"
     "  sizes (override the preset; all are needed without one):\n"
     "    --embd N --layers N --heads N --kv-heads N --ff N --vocab N --ctx N\n"
+    "    --head-dim N       Q/K/V head size (default n_embd / heads; written as attention.key_length)\n"
+    "    --sliding-window N gemma3: the window of five layers of six (default none: all global)\n"
     "  types (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k; default f32):\n"
     "    --type T          every matrix; or q4_k_m: llama-quantize's Q4_K_M mix (Q4_K, with\n"
     "                      Q6_K for the output and for attn_v and ffn_down of some layers)\n"
@@ -74,6 +79,8 @@ int run(int argc, char** argv) {
     else if (a == "--ff") s.n_ff = parse_positive(a, value());
     else if (a == "--vocab") s.n_vocab = parse_positive(a, value());
     else if (a == "--ctx") s.n_ctx = parse_positive(a, value());
+    else if (a == "--head-dim") s.head_dim = parse_positive(a, value());
+    else if (a == "--sliding-window") s.n_swa = parse_positive(a, value());
     else if (a == "--type") t = parse_whole_type(value());
     else if (a == "--type-embd") t.token_embd = parse_type(value());
     else if (a == "--type-output") t.output = parse_type(value());
@@ -92,7 +99,7 @@ int run(int argc, char** argv) {
     throw Error("the model's size is incomplete: give --preset or all of --embd --layers --heads --ff --vocab --ctx");
   if (!s.n_head_kv) spec.shape.n_head_kv = s.n_head;
   if (!arch.empty()) spec.shape.arch = arch;
-  if (spec.shape.arch == "qwen2") {  // Qwen2's own RoPE base and norm epsilon
+  if (spec.shape.arch != "llama") {  // the RoPE base and norm epsilon of Qwen2/3, Gemma 3 and SmolLM3
     spec.rope_base = 1e6f;
     spec.rms_eps = 1e-6f;
   }

@@ -100,7 +100,7 @@ class Sequence {
   virtual void forward(const int32_t* tokens, int n, int pos, Logits which, float* logits) = 0;
 
   // forward(), with the same results, that also times every kernel call
-  // where the pass makes it (models/kernel_step.hpp): the time the calls of
+  // where the pass makes it (models/decoder/kernel_step.hpp): the time the calls of
   // each kind took, less what timing them added (KernelTimes::timing_cost).
   virtual KernelTimes time_kernels(const int32_t* tokens, int n, int pos, Logits which, float* logits) = 0;
 

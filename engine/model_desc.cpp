@@ -1,5 +1,6 @@
 #include "engine/model_desc.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "engine/error.hpp"
@@ -21,37 +22,34 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 
 namespace {
 
-// Every hyperparameter with its GGUF-style name, for hashing and for messages.
-std::vector<std::pair<std::string, std::string>> hparam_fields(const Hyperparams& hp) {
-  auto f = [](float v) {
-    std::ostringstream o;
-    o.precision(9);
-    o << v;
-    return o.str();
-  };
-  return {{"vocab size", std::to_string(hp.n_vocab)},
-          {"embedding_length", std::to_string(hp.n_embd)},
-          {"block_count", std::to_string(hp.n_layer)},
-          {"attention.head_count", std::to_string(hp.n_head)},
-          {"attention.head_count_kv", std::to_string(hp.n_head_kv)},
-          {"head dim", std::to_string(hp.head_dim)},
-          {"feed_forward_length", std::to_string(hp.n_ff)},
-          {"rope.dimension_count", std::to_string(hp.n_rot)},
-          {"context_length", std::to_string(hp.n_ctx_train)},
-          {"rope.freq_base", f(hp.rope_base)},
-          {"RoPE frequency scale", f(hp.rope_freq_scale)},
-          {"attention.layer_norm_rms_epsilon", f(hp.rms_eps)},
-          {"tied output", hp.tied_output ? "yes" : "no"},
-          {"NEOX RoPE", hp.rope_neox ? "yes" : "no"},
-          {"Q/K/V biases", hp.qkv_bias ? "yes" : "no"},
-          {"RoPE frequency factors", hp.rope_freqs ? "yes" : "no"}};
+std::string value_text(int v) { return std::to_string(v); }
+std::string value_text(bool v) { return v ? "yes" : "no"; }
+std::string value_text(float v) {
+  std::ostringstream o;
+  o.precision(9);
+  o << v;
+  return o.str();
+}
+
+std::string layer_kind_text(const LayerKind& k) {
+  return std::string(k.sliding ? "sliding" : "global") + (k.rope ? "" : " NoPE");
+}
+
+// Every hyperparameter with its label, then each layer's kind, as text: for
+// hashing and for messages.
+std::vector<std::pair<std::string, std::string>> described_fields(const ModelDesc& d) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  visit_hparams(d.hp, [&](const char*, const char* label, const auto& v) { fields.emplace_back(label, value_text(v)); });
+  for (size_t l = 0; l < d.layers.size(); ++l)
+    fields.emplace_back("layer " + std::to_string(l), layer_kind_text(d.layers[l]));
+  return fields;
 }
 
 }  // namespace
 
 uint64_t ModelDesc::fingerprint() const {
   std::string text = arch + "\n";
-  for (const auto& [k, v] : hparam_fields(hp)) text += k + "=" + v + "\n";
+  for (const auto& [k, v] : described_fields(*this)) text += k + "=" + v + "\n";
   for (const auto& t : tensors)
     text += t.name + " " + std::string(traits_of(t.type).name) + " " + dims_text(t.dims) + "\n";
   return fnv1a(kFnv1aStart, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
@@ -60,10 +58,13 @@ uint64_t ModelDesc::fingerprint() const {
 std::optional<std::string> describe_mismatch(const ModelDesc& compiled, const ModelDesc& file) {
   if (compiled.arch != file.arch)
     return "architecture is '" + file.arch + "', this binary was compiled for '" + compiled.arch + "'";
-  const auto want = hparam_fields(compiled.hp), got = hparam_fields(file.hp);
-  for (size_t i = 0; i < want.size(); ++i)
+  const auto want = described_fields(compiled), got = described_fields(file);
+  for (size_t i = 0; i < std::min(want.size(), got.size()); ++i)
     if (want[i].second != got[i].second)
       return want[i].first + " is " + got[i].second + ", this binary was compiled for " + want[i].second;
+  if (want.size() != got.size())
+    return "file describes " + std::to_string(file.layers.size()) + " layers, this binary was compiled for " +
+           std::to_string(compiled.layers.size());
   if (compiled.tensors.size() != file.tensors.size())
     return "file has " + std::to_string(file.tensors.size()) + " model tensors, this binary expects " +
            std::to_string(compiled.tensors.size());

@@ -13,6 +13,9 @@
 
 namespace kiln {
 
+// The hyperparameters of a decoder model. Each is named once, in
+// visit_hparams below: comparing, hashing, printing and generating code all
+// go through that list.
 struct Hyperparams {
   int n_vocab = 0;
   int n_embd = 0;
@@ -23,14 +26,48 @@ struct Hyperparams {
   int n_ff = 0;
   int n_rot = 0;           // rotated dimensions per head (RoPE)
   int n_ctx_train = 0;     // context length the model was trained with (metadata)
+  int n_swa = 0;           // the sliding-window layers' window (0: no such layers)
   float rope_base = 0.0f;
   float rope_freq_scale = 1.0f;  // linear RoPE scaling: positions are multiplied by this
+  float rope_base_swa = 0.0f;    // the sliding-window layers' RoPE base (their scaling is none)
   float rms_eps = 0.0f;
+  float attn_scale = 0.0f;       // what q . k is multiplied by before the softmax
+  float final_logit_softcap = 0.0f;  // logits = cap * tanh(logits / cap) when not 0
   bool tied_output = false;  // no output.weight: logits use token_embd
-  // What sets an architecture apart from plain llama (models/<arch>/describe.cpp).
-  bool rope_neox = false;    // rotate the halves (x[i], x[i + n_rot/2]) instead of adjacent pairs
-  bool qkv_bias = false;     // attn_q/k/v have bias vectors
   bool rope_freqs = false;   // a rope_freqs.weight tensor divides each pair's frequency (Llama 3.1)
+};
+
+// Calls f(identifier, label, field) for every field of h (const or not):
+// the identifier as C++ and codegen name it, the label as messages do (the
+// GGUF key where there is one).
+template <class H, class F>
+void visit_hparams(H& h, F&& f) {
+  f("n_vocab", "vocab size", h.n_vocab);
+  f("n_embd", "embedding_length", h.n_embd);
+  f("n_layer", "block_count", h.n_layer);
+  f("n_head", "attention.head_count", h.n_head);
+  f("n_head_kv", "attention.head_count_kv", h.n_head_kv);
+  f("head_dim", "attention.key_length", h.head_dim);
+  f("n_ff", "feed_forward_length", h.n_ff);
+  f("n_rot", "rope.dimension_count", h.n_rot);
+  f("n_ctx_train", "context_length", h.n_ctx_train);
+  f("n_swa", "attention.sliding_window", h.n_swa);
+  f("rope_base", "rope.freq_base", h.rope_base);
+  f("rope_freq_scale", "RoPE frequency scale", h.rope_freq_scale);
+  f("rope_base_swa", "rope.freq_base_swa", h.rope_base_swa);
+  f("rms_eps", "attention.layer_norm_rms_epsilon", h.rms_eps);
+  f("attn_scale", "attention scale", h.attn_scale);
+  f("final_logit_softcap", "final_logit_softcapping", h.final_logit_softcap);
+  f("tied_output", "tied output", h.tied_output);
+  f("rope_freqs", "RoPE frequency factors", h.rope_freqs);
+}
+
+// What one layer is, where an architecture varies it from layer to layer:
+// a compile-time property of the generated layer list.
+struct LayerKind {
+  bool sliding = false;  // attends to the last n_swa positions only
+  bool rope = true;      // rotates Q and K (false: a NoPE layer)
+  bool operator==(const LayerKind&) const = default;
 };
 
 struct TensorDesc {
@@ -42,6 +79,7 @@ struct TensorDesc {
 struct ModelDesc {
   std::string arch;
   Hyperparams hp;
+  std::vector<LayerKind> layers;    // one per block
   std::vector<TensorDesc> tensors;  // in the order the architecture lists them
 
   const TensorDesc& tensor(const std::string& name) const;

@@ -1,4 +1,4 @@
-// Element-wise kernels: the SwiGLU feed-forward gate, bias, softmax.
+// Element-wise kernels: the SwiGLU feed-forward gate, bias, scaling, soft-capping, softmax.
 #pragma once
 
 #include <algorithm>
@@ -42,6 +42,27 @@ void add_bias(float* x, const float* bias, int n_tokens) {
 #pragma omp for schedule(static) nowait
   for (int t = 0; t < n_tokens; ++t)
     for (int i = 0; i < N; ++i) x[static_cast<int64_t>(t) * N + i] += bias[i];
+  team_barrier();
+}
+
+// x *= factor for every token of x ([n_tokens][N]), work-shared over tokens.
+template <int N>
+void scale(float* x, int n_tokens, float factor) {
+#pragma omp for schedule(static) nowait
+  for (int t = 0; t < n_tokens; ++t)
+    for (int i = 0; i < N; ++i) x[static_cast<int64_t>(t) * N + i] *= factor;
+  team_barrier();
+}
+
+// x = cap * tanh(x / cap) for every token of x ([n_tokens][N]): logit soft-capping.
+template <int N>
+void softcap(float* x, int n_tokens, float cap) {
+#pragma omp for schedule(static) nowait
+  for (int t = 0; t < n_tokens; ++t)
+    for (int i = 0; i < N; ++i) {
+      float& v = x[static_cast<int64_t>(t) * N + i];
+      v = cap * std::tanh(v / cap);
+    }
   team_barrier();
 }
 

@@ -188,8 +188,12 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
 // q and out are [n_tokens][NHead * HeadDim]; k_cache and v_cache are
 // [position][NHeadKV * HeadDim] of KvType and already hold positions 0 .. pos0 +
 // n_tokens - 1. Token t (position p = pos0 + t), head h attends to positions
-// 0 .. p of kv head h / (NHead / NHeadKV):
-//   out = sum_j softmax_j(q . k_j / sqrt(HeadDim)) * v_j.
+// 0 .. p of kv head h / (NHead / NHeadKV), or with a window w > 0 to the
+// last w of them (p - w < j <= p):
+//   out = sum_j softmax_j(q . k_j * scale) * v_j.
+// Positions before a window are scored and then masked (-inf before the
+// softmax, so they weigh exactly 0): a windowed query costs what a full one
+// does.
 // scores is scratch: kAttentionScratchRows rows of scores_stride >= pos0 +
 // n_tokens floats per OpenMP thread. Work-shared over items of queries that
 // share a kv head (a few tokens, some or all of its heads); a query's result
@@ -197,13 +201,12 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
 // barrier.
 template <int NHead, int NHeadKV, int HeadDim, TensorType KvType, Sync Y = Sync::Barrier>
 void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheValue<KvType>* v_cache, float* out,
-               int n_tokens, int pos0, float* scores, int scores_stride) {
+               int n_tokens, int pos0, float* scores, int scores_stride, float scale, int window) {
   static_assert(NHead % NHeadKV == 0 && is_cache_type<KvType>);
   constexpr int kHeadsPerKV = NHead / NHeadKV;
   constexpr int64_t kQDim = static_cast<int64_t>(NHead) * HeadDim;
   constexpr int64_t kKVDim = static_cast<int64_t>(NHeadKV) * HeadDim;
   constexpr int kTile = detail::kValueTile<HeadDim>;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(HeadDim));
   float* rows = scores + static_cast<int64_t>(omp_get_thread_num()) * kAttentionScratchRows<NHead, NHeadKV> *
                              scores_stride;
 
@@ -233,7 +236,10 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
       }
     }
     detail::scores<KvType, HeadDim>(qs, k_cache + g * HeadDim, kKVDim, scale);
-    for (int r = 0; r < qs.count; ++r) softmax(qs.w[r], qs.n[r]);
+    for (int r = 0; r < qs.count; ++r) {
+      if (window > 0) std::fill(qs.w[r], qs.w[r] + std::max(0, qs.n[r] - window), -INFINITY);
+      softmax(qs.w[r], qs.n[r]);
+    }
     const CacheValue<KvType>* v_head = v_cache + g * HeadDim;
     int r = 0;
     for (; r + kTile <= qs.count; r += kTile) detail::weighted_sums<KvType, HeadDim, kTile>(qs, r, v_head, kKVDim);

@@ -32,4 +32,18 @@ void rmsnorm(const float* x, const float* weight, float* out, int n_tokens, floa
   team_barrier();
 }
 
+// x += rmsnorm_row(y) * weight for each of n_tokens tokens: a block's
+// output through its post-norm added to the residual stream (Gemma).
+template <int N>
+void rmsnorm_add(const float* y, const float* weight, float* x, int n_tokens, float eps) {
+#pragma omp for schedule(static) nowait
+  for (int t = 0; t < n_tokens; ++t) {
+    const int64_t at = static_cast<int64_t>(t) * N;
+    float normalized[N];
+    rmsnorm_row<N>(y + at, weight, normalized, eps);
+    for (int i = 0; i < N; ++i) x[at + i] += normalized[i];
+  }
+  team_barrier();
+}
+
 }  // namespace kiln::kernels

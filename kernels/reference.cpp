@@ -53,7 +53,7 @@ void ref_rope(RopeStyle style, float* x, int n_tokens, int n_heads, int head_dim
 }
 
 void ref_attention(TensorType kv_type, const float* q, const void* k_cache_in, const void* v_cache_in, float* out,
-                   int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim) {
+                   int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim, float scale, int window) {
   const int q_dim = n_head * head_dim;
   const int kv_dim = n_head_kv * head_dim;
   const int64_t cache_elems = static_cast<int64_t>(pos0 + n_tokens) * kv_dim;
@@ -62,28 +62,29 @@ void ref_attention(TensorType kv_type, const float* q, const void* k_cache_in, c
   dequantize_row(kv_type, v_cache_in, v_cache.data(), cache_elems);
   for (int t = 0; t < n_tokens; ++t) {
     const int n_pos = pos0 + t + 1;
+    const int first = window > 0 ? std::max(0, n_pos - window) : 0;
     for (int h = 0; h < n_head; ++h) {
       const int kv_offset = h / (n_head / n_head_kv) * head_dim;
       const float* q_head = q + t * q_dim + h * head_dim;
 
-      std::vector<double> weights(n_pos);
+      std::vector<double> weights(n_pos, 0.0);
       double max = -INFINITY;
-      for (int j = 0; j < n_pos; ++j) {
+      for (int j = first; j < n_pos; ++j) {
         double score = 0.0;
         for (int i = 0; i < head_dim; ++i)
           score += static_cast<double>(q_head[i]) * k_cache[j * kv_dim + kv_offset + i];
-        weights[j] = score / std::sqrt(static_cast<double>(head_dim));
+        weights[j] = score * scale;
         max = std::max(max, weights[j]);
       }
       double sum = 0.0;
-      for (double& w : weights) {
-        w = std::exp(w - max);
-        sum += w;
+      for (int j = first; j < n_pos; ++j) {
+        weights[j] = std::exp(weights[j] - max);
+        sum += weights[j];
       }
 
       for (int i = 0; i < head_dim; ++i) {
         double value = 0.0;
-        for (int j = 0; j < n_pos; ++j) value += weights[j] / sum * v_cache[j * kv_dim + kv_offset + i];
+        for (int j = first; j < n_pos; ++j) value += weights[j] / sum * v_cache[j * kv_dim + kv_offset + i];
         out[t * q_dim + h * head_dim + i] = static_cast<float>(value);
       }
     }

@@ -13,9 +13,10 @@ void ref_matmul(TensorType t, const void* w, int rows, int cols, const float* x,
 void ref_rmsnorm(const float* x, const float* weight, float* out, int n, int n_tokens, float eps);
 void ref_rope(RopeStyle style, float* x, int n_tokens, int n_heads, int head_dim, int rot_dim, int pos0,
               const float* inv_freq);
-// k_cache and v_cache hold elements of kv_type (F32, or F16 as raw bits).
+// k_cache and v_cache hold elements of kv_type (F32, or F16 as raw bits);
+// scores are q . k * scale, over the last `window` positions when window > 0.
 void ref_attention(TensorType kv_type, const float* q, const void* k_cache, const void* v_cache, float* out,
-                   int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim);
+                   int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim, float scale, int window);
 void ref_swiglu(float* gate, const float* up, int n);
 void ref_softmax(float* x, int n);
 

@@ -13,7 +13,7 @@
 //   table     per entry: offset, size, form, name.
 //
 // Entries are stored in the order the model binds its weights
-// (models/llama/bind_weights.hpp) and read back in that order, each checked
+// (models/decoder/bind_weights.hpp) and read back in that order, each checked
 // against the name and form asked for. The image depends on the instruction
 // set, like the layout of its matrices: it is built with the model's code.
 #pragma once
@@ -27,7 +27,7 @@
 
 namespace kiln {
 
-// How the forward pass reads a weight (models/llama/bind_weights.hpp).
+// How the forward pass reads a weight (models/decoder/bind_weights.hpp).
 enum class WeightForm : uint32_t {
   Raw = 0,     // the tensor's bytes as in the GGUF (embedding rows looked up by token)
   Vector = 1,  // an F32 vector (norms, biases, RoPE frequency factors)

@@ -1,5 +1,5 @@
 // Where a compiled model's weights come from. bind_weights
-// (models/llama/bind_weights.hpp) asks a source for each weight by name, in
+// (models/decoder/bind_weights.hpp) asks a source for each weight by name, in
 // one fixed order, in the form the forward pass reads it (WeightForm):
 //
 //   GgufWeights      a mapped GGUF: raw bytes and F32 vectors from the file,

@@ -16,7 +16,10 @@
 #include "kiln_test_linear_rope.hpp"
 #include "kiln_test_synth_q4_k_m.hpp"
 #include "kiln_test_synth_q4_k_m_f32.hpp"
+#include "kiln_test_synth_gemma3.hpp"
 #include "kiln_test_synth_qwen2_mixed.hpp"
+#include "kiln_test_synth_qwen3.hpp"
+#include "kiln_test_synth_smollm3.hpp"
 #include "tests/batch_check.hpp"
 #include "tests/reference_check.hpp"
 
@@ -36,6 +39,9 @@ const SynthFixture kFixtures[] = {
     {KILN_SYNTH_FIXTURE(kiln_test_synth_llama_tied_ropefreqs)},
     {KILN_SYNTH_FIXTURE(kiln_test_linear_rope)},
     {KILN_SYNTH_FIXTURE(kiln_test_synth_q4_k_m)},
+    {KILN_SYNTH_FIXTURE(kiln_test_synth_qwen3)},
+    {KILN_SYNTH_FIXTURE(kiln_test_synth_gemma3)},
+    {KILN_SYNTH_FIXTURE(kiln_test_synth_smollm3)},
 };
 
 std::vector<int32_t> random_prompt(int n, int vocab, unsigned seed) {

@@ -8,10 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <random>
-#include <sstream>
 
 #include "kiln_test_llama3_ropescale.hpp"
 #include "kiln_test_llama_bf16.hpp"
@@ -28,6 +26,7 @@
 #include "kiln_test_qwen2_f32.hpp"
 #include "kiln_test_qwen2_q8_0.hpp"
 #include "tests/fixtures.hpp"
+#include "tests/llamacpp_reference.hpp"
 #include "tests/reference_check.hpp"
 #include "tests/reference_forward.hpp"
 
@@ -71,67 +70,18 @@ const Fixture kFixtures[] = {
     {"llama-q8_0", KILN_FIXTURE(kiln_test_llama_q8_0_kv16), 2.0f, 0.4f, 1.5f, 2.0f, true},
 };
 
-// One llama.cpp reference file: prompt, per-position logits, greedy steps.
-struct Reference {
-  std::vector<int32_t> prompt;
-  std::vector<std::vector<float>> logits;  // [position][vocab]
-  std::vector<int32_t> gen_ids;
-  std::vector<float> gen_margins;
-  std::vector<std::vector<std::pair<int, float>>> gen_top5;  // [step]: id, logit
-};
+using Reference = kiln::test::LlamaCppReference;
 
-std::vector<int32_t> ints(std::istringstream& in) {
-  std::vector<int32_t> v;
-  for (int32_t x; in >> x;) v.push_back(x);
-  return v;
-}
-
+// A reference of the folder's README: 16 prompt ids, all logits of each, 32 greedy steps.
 Reference read_reference(const std::string& path) {
-  std::ifstream file(path);
-  REQUIRE_MESSAGE(file, "cannot read " << path << " (the tests need ../shared; -DKILN_NO_FIXTURES=ON runs without)");
-  Reference r;
-  for (std::string line; std::getline(file, line);) {
-    std::istringstream in(line);
-    std::string tag;
-    in >> tag;
-    if (tag == "PROMPT") {
-      in >> tag >> tag;  // "n=16" "ids:"
-      r.prompt = ints(in);
-    } else if (tag == "LOGITS") {
-      int pos = 0;
-      in >> pos;
-      std::vector<float> row;
-      for (float x; in >> x;) row.push_back(x);
-      r.logits.push_back(row);
-    } else if (tag == "GEN") {
-      r.gen_margins.push_back(std::stof(line.substr(line.find("margin=") + 7)));
-      std::istringstream top5(line.substr(line.find("top5:") + 5));
-      r.gen_top5.emplace_back();
-      for (std::string item; top5 >> item;)
-        r.gen_top5.back().emplace_back(std::stoi(item.substr(0, item.find(':'))), std::stof(item.substr(item.find(':') + 1)));
-    } else if (tag == "GEN_IDS") {
-      r.gen_ids = ints(in);
-    }
-  }
-  // The folder's README: 16 prompt ids, all logits of each, 32 greedy steps with their top 5.
+  Reference r = kiln::test::read_llamacpp_reference(path);
   REQUIRE(r.prompt.size() == 16);
-  REQUIRE(r.logits.size() == 16);
-  for (const auto& row : r.logits) REQUIRE(row.size() == 1024);
+  REQUIRE(r.logits[0].size() == 1024);
   REQUIRE(r.gen_ids.size() == 32);
-  REQUIRE(r.gen_margins.size() == 32);
-  REQUIRE(r.gen_top5.size() == 32);
-  for (const auto& top5 : r.gen_top5) REQUIRE(top5.size() == 5);
   return r;
 }
 
-// The logits at every position of ids, in one forward call as the references were made.
-std::vector<float> all_logits(kiln::Sequence& m, const std::vector<int32_t>& ids) {
-  return kiln::test::all_logits(m, ids, static_cast<int>(ids.size()));
-}
-
 std::string display_name(const Fixture& f) { return std::string(f.file) + (f.f16_kv ? " (F16 KV)" : ""); }
-
-int argmax(const float* v, int n) { return static_cast<int>(std::max_element(v, v + n) - v); }
 
 }  // namespace
 
@@ -141,56 +91,11 @@ TEST_CASE("synthetic models match llama.cpp's reference logits and greedy ids") 
     CAPTURE(name);
     auto model = f.load();
     auto sequence = model->new_sequence();
-    const int vocab = model->n_vocab();
     const std::string base = KILN_SHARED_DIR "/models/synthetic/" + std::string(f.file);
-    const Reference ref = read_reference(base + ".ref.txt");
-    const Reference ref_f32kv = read_reference(base + ".ref-f32kv.txt");
-
-    // Prompt logits, one batch.
-    const std::vector<float> got = all_logits(*sequence, ref.prompt);
-    double max_abs = 0, max_abs_f32kv = 0, sum_sq = 0;
-    for (size_t p = 0; p < ref.prompt.size(); ++p)
-      for (int i = 0; i < vocab; ++i) {
-        const double d = got[p * vocab + i] - ref.logits[p][i];
-        max_abs = std::max(max_abs, std::fabs(d));
-        sum_sq += d * d;
-        max_abs_f32kv = std::max(max_abs_f32kv, double(std::fabs(got[p * vocab + i] - ref_f32kv.logits[p][i])));
-      }
-    const double rms = std::sqrt(sum_sq / double(ref.prompt.size() * vocab));
-    INFO(name << ": max |d| " << max_abs << ", rms " << rms << " vs .ref.txt; max |d| " << max_abs_f32kv
-                   << " vs .ref-f32kv.txt");
-    CHECK(max_abs <= f.max_abs);
-    CHECK(rms <= f.rms);
+    kiln::test::check_against_llamacpp(*sequence, read_reference(base + ".ref.txt"), {f.max_abs, f.rms, f.margin});
+    const double max_abs_f32kv = kiln::test::prompt_difference(*sequence, read_reference(base + ".ref-f32kv.txt")).first;
+    INFO(name << ": max |d| " << max_abs_f32kv << " vs .ref-f32kv.txt");
     CHECK(max_abs_f32kv <= f.max_abs_f32kv);
-
-    // Greedy, teacher-forced: prompt + GEN_IDS[0..30]; the argmax at each step
-    // must be the reference's wherever its margin is clear.
-    std::vector<int32_t> seq = ref.prompt;
-    seq.insert(seq.end(), ref.gen_ids.begin(), ref.gen_ids.end() - 1);
-    // The top-5 logits recorded at every step meet the prompt's max-abs bound.
-    const std::vector<float> forced = all_logits(*sequence, seq);
-    double max_abs_gen = 0;
-    for (size_t s = 0; s < ref.gen_ids.size(); ++s) {
-      const float* row = &forced[(ref.prompt.size() - 1 + s) * vocab];
-      if (ref.gen_margins[s] >= f.margin) CHECK(argmax(row, vocab) == ref.gen_ids[s]);
-      for (const auto& [id, logit] : ref.gen_top5[s]) max_abs_gen = std::max(max_abs_gen, double(std::fabs(row[id] - logit)));
-    }
-    INFO("max |d| of the generation steps' top-5 logits " << max_abs_gen);
-    CHECK(max_abs_gen <= f.max_abs);
-
-    // Greedy, free-running: equal ids, or the first difference at a close call.
-    std::vector<int32_t> ids = ref.prompt;
-    std::vector<float> logits = all_logits(*sequence, ids);
-    std::vector<float> last(logits.end() - vocab, logits.end());
-    for (size_t s = 0; s < ref.gen_ids.size(); ++s) {
-      const int32_t next = argmax(last.data(), vocab);
-      if (next != ref.gen_ids[s]) {
-        CHECK(ref.gen_margins[s] < f.margin);
-        break;
-      }
-      ids.push_back(next);
-      sequence->forward(&next, 1, static_cast<int>(ids.size()) - 1, kiln::Logits::Last, last.data());
-    }
   }
 }
 

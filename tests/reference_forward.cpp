@@ -52,13 +52,35 @@ void add(std::vector<float>& x, const Matrix& bias) {
   for (size_t i = 0; i < x.size(); ++i) x[i] += bias.values[i];
 }
 
+// Each head of x normalized on its own with the one weight all heads share.
+void head_rmsnorm(std::vector<float>& x, int head_dim, const Matrix& norm, double eps) {
+  for (size_t at = 0; at < x.size(); at += size_t(head_dim)) {
+    const std::vector<float> head(x.begin() + at, x.begin() + at + head_dim);
+    const std::vector<float> normalized = rmsnorm(head, norm, eps);
+    std::copy(normalized.begin(), normalized.end(), x.begin() + at);
+  }
+}
+
+// GELU's tanh form as ggml's CPU backend computes it (GGML_GELU_FP16): below
+// -10 zero, from 10 on the input, else the input rounded to F16, its GELU in
+// float rounded to F16 again (ggml_table_gelu_f16).
+float ggml_gelu(float x) {
+  if (x <= -10.0f) return 0.0f;
+  if (x >= 10.0f) return x;
+  const float h = round_to_half(x);
+  return round_to_half(0.5f * h * (1.0f + std::tanh(0.79788456080286535587989211986876f * h * (1.0f + 0.044715f * h * h))));
+}
+
 // Rotation of each head's first n_rot dimensions: adjacent pairs (llama) or
 // halves (NEOX, qwen2); pair i turns by pos * scale * base^(-2i/n_rot) / factor[i].
-void rope(std::vector<float>& v, int n_heads, const ReferenceHparams& h, const std::vector<float>& factors, int pos) {
+void rope(std::vector<float>& v, int n_heads, const ReferenceHparams& h, const std::vector<float>& factors, int pos,
+          bool sliding) {
+  const double base = sliding ? h.rope_base_swa : h.rope_base;
+  const double position_scale = sliding ? 1.0 : h.rope_position_scale;
   for (int head = 0; head < n_heads; ++head)
     for (int i = 0; i < h.n_rot / 2; ++i) {
-      const double factor = factors.empty() ? 1.0 : factors[i];
-      const double angle = pos * h.rope_position_scale * std::pow(h.rope_base, -2.0 * i / h.n_rot) / factor;
+      const double factor = factors.empty() || sliding ? 1.0 : factors[i];
+      const double angle = pos * position_scale * std::pow(base, -2.0 * i / h.n_rot) / factor;
       const double c = std::cos(angle), s = std::sin(angle);
       const size_t first = h.rope_halves ? i : 2 * i, second = h.rope_halves ? i + h.n_rot / 2 : 2 * i + 1;
       float& a = v[size_t(head) * h.head_dim + first];
@@ -91,12 +113,15 @@ ReferenceModel::ReferenceModel(const GgufFile& file, bool f16_kv) : hp_(read_ref
   if (h.rope_freqs) rope_factors_ = matrix(file, "rope_freqs.weight").values;
   for (int l = 0; l < h.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
-    auto bias = [&](const char* name) { return h.qkv_bias ? matrix(file, b + name) : Matrix{}; };
+    auto optional = [&](bool present, const char* name) { return present ? matrix(file, b + name) : Matrix{}; };
     layers_.push_back({matrix(file, b + "attn_norm.weight"), matrix(file, b + "attn_q.weight"),
-                       matrix(file, b + "attn_k.weight"), matrix(file, b + "attn_v.weight"), bias("attn_q.bias"),
-                       bias("attn_k.bias"), bias("attn_v.bias"), matrix(file, b + "attn_output.weight"),
+                       matrix(file, b + "attn_k.weight"), matrix(file, b + "attn_v.weight"),
+                       optional(h.qkv_bias, "attn_q.bias"), optional(h.qkv_bias, "attn_k.bias"),
+                       optional(h.qkv_bias, "attn_v.bias"), matrix(file, b + "attn_output.weight"),
                        matrix(file, b + "ffn_norm.weight"), matrix(file, b + "ffn_gate.weight"),
-                       matrix(file, b + "ffn_up.weight"), matrix(file, b + "ffn_down.weight")});
+                       matrix(file, b + "ffn_up.weight"), matrix(file, b + "ffn_down.weight"),
+                       optional(h.qk_norm, "attn_q_norm.weight"), optional(h.qk_norm, "attn_k_norm.weight"),
+                       optional(h.gemma, "post_attention_norm.weight"), optional(h.gemma, "post_ffw_norm.weight")});
   }
 }
 
@@ -111,6 +136,8 @@ std::vector<float> ReferenceModel::step(int32_t token) {
   }
   const std::vector<float>& embd = token_embd_.values;
   std::vector<float> x(embd.begin() + size_t(token) * h.n_embd, embd.begin() + size_t(token + 1) * h.n_embd);
+  if (h.gemma)
+    for (float& v : x) v *= std::sqrt(static_cast<float>(h.n_embd));
 
   for (int l = 0; l < h.n_layer; ++l) {
     const Layer& w = layers_[l];
@@ -121,8 +148,15 @@ std::vector<float> ReferenceModel::step(int32_t token) {
       add(k, w.bk);
       add(v, w.bv);
     }
-    rope(q, h.n_head, h, rope_factors_, pos_);
-    rope(k, h.n_head_kv, h, rope_factors_, pos_);
+    if (h.qk_norm) {
+      head_rmsnorm(q, hd, w.q_norm, h.rms_eps);
+      head_rmsnorm(k, hd, w.k_norm, h.rms_eps);
+    }
+    const bool sliding = h.sliding(l);
+    if (h.rope(l)) {
+      rope(q, h.n_head, h, rope_factors_, pos_, sliding);
+      rope(k, h.n_head_kv, h, rope_factors_, pos_, sliding);
+    }
     if (f16_kv_) {
       round_to_f16(k);
       round_to_f16(v);
@@ -135,34 +169,43 @@ std::vector<float> ReferenceModel::step(int32_t token) {
     std::vector<float> att(static_cast<size_t>(q_dim), 0.0f);
     for (int head = 0; head < h.n_head; ++head) {
       const int kv_head = head / (h.n_head / h.n_head_kv);
-      std::vector<double> score(static_cast<size_t>(pos_ + 1));
+      // A sliding layer sees positions p with pos - p < n_swa (llama_hparams::is_masked_swa).
+      const int first = sliding ? std::max(0, pos_ - h.n_swa + 1) : 0;
+      std::vector<double> score(static_cast<size_t>(pos_ + 1), 0.0);
       double max_score = -INFINITY;
-      for (int p = 0; p <= pos_; ++p) {
+      for (int p = first; p <= pos_; ++p) {
         double dot = 0;
         for (int i = 0; i < hd; ++i) dot += double(q[head * hd + i]) * k_layer[size_t(p) * kv_dim + kv_head * hd + i];
-        score[p] = dot / std::sqrt(double(hd));
+        score[p] = dot * h.attn_scale;
         max_score = std::max(max_score, score[p]);
       }
       double total = 0;
-      for (double& s : score) total += (s = std::exp(s - max_score));
+      for (int p = first; p <= pos_; ++p) total += (score[p] = std::exp(score[p] - max_score));
       for (int i = 0; i < hd; ++i) {
         double sum = 0;
-        for (int p = 0; p <= pos_; ++p) sum += score[p] / total * v_layer[size_t(p) * kv_dim + kv_head * hd + i];
+        for (int p = first; p <= pos_; ++p) sum += score[p] / total * v_layer[size_t(p) * kv_dim + kv_head * hd + i];
         att[head * hd + i] = static_cast<float>(sum);
       }
     }
-    const std::vector<float> attn_out = matvec(w.wo, att, h.n_embd);
+    std::vector<float> attn_out = matvec(w.wo, att, h.n_embd);
+    if (h.gemma) attn_out = rmsnorm(attn_out, w.attn_post_norm, h.rms_eps);
     for (int i = 0; i < h.n_embd; ++i) x[i] += attn_out[i];
 
     xn = rmsnorm(x, w.ffn_norm, h.rms_eps);
     std::vector<float> gate = matvec(w.w_gate, xn, h.n_ff);
     const std::vector<float> up = matvec(w.w_up, xn, h.n_ff);
-    for (int i = 0; i < h.n_ff; ++i) gate[i] = static_cast<float>(gate[i] / (1.0 + std::exp(-double(gate[i]))) * up[i]);
-    const std::vector<float> ffn_out = matvec(w.w_down, gate, h.n_embd);
+    for (int i = 0; i < h.n_ff; ++i)
+      gate[i] = h.gemma ? ggml_gelu(gate[i]) * up[i]
+                        : static_cast<float>(gate[i] / (1.0 + std::exp(-double(gate[i]))) * up[i]);
+    std::vector<float> ffn_out = matvec(w.w_down, gate, h.n_embd);
+    if (h.gemma) ffn_out = rmsnorm(ffn_out, w.ffn_post_norm, h.rms_eps);
     for (int i = 0; i < h.n_embd; ++i) x[i] += ffn_out[i];
   }
   ++pos_;
-  return matvec(output_, rmsnorm(x, output_norm_, h.rms_eps), h.n_vocab);
+  std::vector<float> logits = matvec(output_, rmsnorm(x, output_norm_, h.rms_eps), h.n_vocab);
+  if (h.final_logit_softcap > 0)
+    for (float& v : logits) v = static_cast<float>(h.final_logit_softcap * std::tanh(v / h.final_logit_softcap));
+  return logits;
 }
 
 }  // namespace kiln::test

@@ -44,6 +44,8 @@ class ReferenceModel {
  private:
   struct Layer {
     Matrix attn_norm, wq, wk, wv, bq, bk, bv, wo, ffn_norm, w_gate, w_up, w_down;  // bq/bk/bv: qwen2 only
+    Matrix q_norm, k_norm;                 // qwen3, gemma3
+    Matrix attn_post_norm, ffn_post_norm;  // gemma3
   };
   ReferenceHparams hp_;
   Matrix token_embd_, output_norm_, output_;

@@ -1,5 +1,7 @@
 #include "tests/reference_hparams.hpp"
 
+#include <cmath>
+
 #include "engine/error.hpp"
 
 namespace kiln::test {
@@ -7,11 +9,12 @@ namespace kiln::test {
 ReferenceHparams read_reference_hparams(const GgufFile& f) {
   ReferenceHparams h;
   h.arch = f.get_string("general.architecture");
-  // llama.cpp's rope types: LLAMA_ROPE_TYPE_NORM (adjacent pairs) for llama,
-  // LLAMA_ROPE_TYPE_NEOX (halves) for qwen2.
-  if (h.arch == "qwen2")
+  // llama.cpp's rope types (llama_model_rope_type): LLAMA_ROPE_TYPE_NORM
+  // (adjacent pairs) for llama and smollm3, LLAMA_ROPE_TYPE_NEOX (halves) for
+  // qwen2, qwen3 and gemma3.
+  if (h.arch == "qwen2" || h.arch == "qwen3" || h.arch == "gemma3")
     h.rope_halves = true;
-  else if (h.arch != "llama")
+  else if (h.arch != "llama" && h.arch != "smollm3")
     throw Error("reference: architecture '" + h.arch + "' is not implemented");
   const std::string p = h.arch + ".";
   auto count = [&](const std::string& key) { return static_cast<int>(f.get_uint(p + key)); };
@@ -41,6 +44,23 @@ ReferenceHparams read_reference_hparams(const GgufFile& f) {
   h.tied_output = f.find_tensor("output.weight") == nullptr;
   h.qkv_bias = f.find_tensor("blk.0.attn_q.bias") != nullptr;
   h.rope_freqs = f.find_tensor("rope_freqs.weight") != nullptr;
+  h.qk_norm = f.find_tensor("blk.0.attn_q_norm.weight") != nullptr;
+  h.attn_scale = 1.0 / std::sqrt(double(h.head_dim));
+  // src/models/smollm3.cpp: n_no_rope_layer_step = 4, a layer uses RoPE when (il + 1) % 4 != 0.
+  if (h.arch == "smollm3") h.no_rope_step = 4;
+  // src/models/gemma3.cpp: the sliding window only when the key is set, with
+  // a period of 6 unless the file says otherwise (set_swa_pattern: layer il
+  // slides when il % period < period - 1), the SWA layers' base from
+  // rope.freq_base_swa (llama_hparams' default 10000) and scale 1; queries
+  // scaled by 1/sqrt(head size) (1/sqrt(n_embd / n_head) for the 62-layer 27B).
+  if (h.arch == "gemma3") {
+    h.gemma = true;
+    h.n_swa = static_cast<int>(f.get_uint_or(p + "attention.sliding_window", 0));
+    h.swa_period = static_cast<int>(f.get_uint_or(p + "attention.sliding_window_pattern", 6));
+    h.rope_base_swa = f.get_float_or(p + "rope.freq_base_swa", 10000.0);
+    if (h.n_layer == 62) h.attn_scale = 1.0 / std::sqrt(double(h.n_embd / h.n_head));
+    h.final_logit_softcap = f.get_float_or(p + "final_logit_softcapping", 0.0);
+  }
   return h;
 }
 

@@ -11,7 +11,7 @@
 namespace kiln::test {
 
 struct ReferenceHparams {
-  std::string arch;  // general.architecture: llama or qwen2
+  std::string arch;  // general.architecture: llama, qwen2, qwen3, gemma3 or smollm3
   int n_embd = 0, n_layer = 0, n_ff = 0, n_head = 0, n_head_kv = 0, head_dim = 0, n_rot = 0, n_vocab = 0, n_ctx = 0;
   double rms_eps = 0;
   double rope_base = 0;
@@ -20,6 +20,17 @@ struct ReferenceHparams {
   bool qkv_bias = false;           // Q/K/V bias tensors present
   bool tied_output = false;        // no output.weight: logits use token_embd
   bool rope_freqs = false;         // rope_freqs.weight present (Llama 3.1 frequency factors)
+  bool qk_norm = false;            // attn_q_norm / attn_k_norm present (qwen3, gemma3)
+  bool gemma = false;              // gemma3: sqrt(n_embd)-scaled embeddings, post-norms, GELU feed-forward
+  double attn_scale = 0;           // multiplies q . k
+  int n_swa = 0;                   // sliding window (gemma3), 0 if none
+  int swa_period = 0;              // layer l slides when l % period < period - 1
+  double rope_base_swa = 0;        // the sliding layers' RoPE base (no scaling there)
+  int no_rope_step = 0;            // smollm3: layer l has no RoPE when (l + 1) % step == 0
+  double final_logit_softcap = 0;  // logits = cap * tanh(logits / cap) when > 0
+
+  bool sliding(int layer) const { return n_swa > 0 && layer % swa_period < swa_period - 1; }
+  bool rope(int layer) const { return no_rope_step == 0 || (layer + 1) % no_rope_step != 0; }
 };
 
 // Throws kiln::Error naming the key for a missing required key or an

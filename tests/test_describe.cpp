@@ -2,6 +2,7 @@
 // what is refused and how the refusal reads; and what codegen emits for it.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "codegen/emit.hpp"
@@ -48,17 +49,51 @@ TEST_CASE("a synthetic llama model is described as written") {
   CHECK(d.hp.n_head_kv == 2);
   CHECK(d.hp.head_dim == 16);
   CHECK(d.hp.n_vocab == 300);
-  CHECK_FALSE(d.hp.rope_neox);
-  CHECK_FALSE(d.hp.qkv_bias);
+  CHECK(d.hp.attn_scale == doctest::Approx(0.25));
+  CHECK(d.layers == std::vector<kiln::LayerKind>(2, kiln::LayerKind{.sliding = false, .rope = true}));
   CHECK(d.tensors.size() == 3 + 2 * 9);
 }
 
-TEST_CASE("qwen2: biases and NEOX RoPE come from the architecture") {
+TEST_CASE("qwen2: biases come from the architecture's tensor list") {
   auto spec = tiny("qwen2");
   const auto d = kiln::describe_model(image(kiln::synth::make_model(spec)));
-  CHECK(d.hp.rope_neox);
-  CHECK(d.hp.qkv_bias);
   CHECK(d.tensor("blk.1.attn_k.bias").dims == std::vector<int64_t>{32});
+  CHECK(d.tensors.size() == 3 + 2 * 12);
+}
+
+TEST_CASE("qwen3: Q/K norms and a head size from attention.key_length") {
+  auto spec = tiny("qwen3");
+  spec.shape.head_dim = 24;  // not 64 / 4
+  const auto d = kiln::describe_model(image(kiln::synth::make_model(spec)));
+  CHECK(d.hp.head_dim == 24);
+  CHECK(d.hp.n_rot == 24);
+  CHECK(d.hp.attn_scale == doctest::Approx(1.0 / std::sqrt(24.0)));
+  CHECK(d.tensor("blk.0.attn_q_norm.weight").dims == std::vector<int64_t>{24});
+  CHECK(d.tensor("blk.1.attn_q.weight").dims == std::vector<int64_t>{64, 96});
+  CHECK(d.tensor("blk.1.attn_output.weight").dims == std::vector<int64_t>{96, 64});
+}
+
+TEST_CASE("gemma3: five sliding layers of six, their own RoPE base, post-norms") {
+  auto spec = tiny("gemma3");
+  spec.shape.n_layer = 7;
+  spec.shape.n_swa = 16;
+  const auto d = kiln::describe_model(image(kiln::synth::make_model(spec)));
+  CHECK(d.hp.n_swa == 16);
+  CHECK(d.hp.rope_base_swa == 10000.0f);  // the file has no rope.freq_base_swa: llama.cpp's default
+  std::vector<bool> sliding;
+  for (const auto& k : d.layers) sliding.push_back(k.sliding);
+  CHECK(sliding == std::vector<bool>{true, true, true, true, true, false, true});
+  CHECK(d.tensor("blk.6.post_ffw_norm.weight").dims == std::vector<int64_t>{64});
+  spec.shape.n_swa = 0;  // no sliding_window key: every layer global
+  for (const auto& k : kiln::describe_model(image(kiln::synth::make_model(spec))).layers) CHECK_FALSE(k.sliding);
+}
+
+TEST_CASE("smollm3: every fourth layer has no RoPE") {
+  auto spec = tiny("smollm3");
+  spec.shape.n_layer = 8;
+  std::vector<bool> rope;
+  for (const auto& k : kiln::describe_model(image(kiln::synth::make_model(spec))).layers) rope.push_back(k.rope);
+  CHECK(rope == std::vector<bool>{true, true, true, false, true, true, true, false});
 }
 
 TEST_CASE("Llama 3.1 frequency factors and linear RoPE scaling are read") {
@@ -79,8 +114,10 @@ TEST_CASE("almost-right files are refused, naming what is wrong") {
   // (10^7 blocks of rules ended in std::bad_alloc).
   CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.block_count", u32(10'000'000))),
                        Contains("block_count 10000000 needs at least 9 tensors per block, the file has"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.attention.head_count", u32(6))),
+                       Contains("not a multiple of head_count 6 and there is no attention.key_length"), kiln::Error);
   CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.attention.head_count", u32(5))),
-                       Contains("not a multiple of head_count 5"), kiln::Error);
+                       Contains("head_count 5 is not a multiple of head_count_kv 2"), kiln::Error);
   CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.feed_forward_length", u32(100))),
                        Contains("tensor 'blk.0.ffn_gate.weight' has shape [64, 96], the hyperparameters imply [64, 100]"), kiln::Error);
   CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "", std::nullopt, "blk.1.ffn_up.weight")),
@@ -118,8 +155,11 @@ TEST_CASE("codegen emits one block-types struct per distinct layer type set, and
   const auto src = kiln::codegen::emit_model(d, {.name = "tiny-model", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32});
   CHECK(src.model.find("namespace kiln::models::tiny_model") != std::string::npos);
   CHECK(src.forward.find("struct BlockTypes1") != std::string::npos);
-  CHECK(src.forward.find("layer<Config, BlockTypes0>(s, w.layers[0], 0, runs, step)") != std::string::npos);
-  CHECK(src.forward.find("layer<Config, BlockTypes1>(s, w.layers[1], 1, runs, step)") != std::string::npos);
+  CHECK(src.forward.find("using Arch = kiln::llama::Llama;") != std::string::npos);
+  CHECK(src.forward.find("kiln::decoder::Layer<0, BlockTypes0, kiln::LayerKind{.sliding = false, .rope = true}>,\n") !=
+        std::string::npos);
+  CHECK(src.forward.find("kiln::decoder::Layer<1, BlockTypes1, kiln::LayerKind{.sliding = false, .rope = true}>>;") !=
+        std::string::npos);
   CHECK(src.forward.find("static constexpr int n_ctx = 128;") != std::string::npos);
   CHECK(src.header.find("kDefaultGguf = \"/m.gguf\"") != std::string::npos);
   CHECK(kiln::codegen::identifier("3b.q4") == "m_3b_q4");
@@ -128,7 +168,7 @@ TEST_CASE("codegen emits one block-types struct per distinct layer type set, and
 TEST_CASE("codegen compiles the timed forward pass in a file of its own") {
   const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny())));
   const auto src = kiln::codegen::emit_model(d, {.name = "m", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32});
-  const std::string timed = "template kiln::kernels::TeamWaits Forward::run<kiln::Timed>(";
+  const std::string timed = "template kiln::kernels::TeamWaits kiln::models::m::generated::Forward::run<kiln::Timed>(";
   CHECK(src.forward.find("extern " + timed) != std::string::npos);
   CHECK(src.timed.find("#include \"m.forward.hpp\"") != std::string::npos);
   CHECK(src.timed.find("\n" + timed) != std::string::npos);
@@ -157,7 +197,7 @@ TEST_CASE("codegen with a weight image: the packer, the .incbin and a load() tha
   const auto embed = kiln::codegen::emit_model(
       d, {.name = "m", .gguf_path = "/models/m.gguf", .n_ctx = 128, .max_batch = 32, .embed_image = "/b/m.weights"});
   CHECK(embed.header.find("kBuiltIn = true") != std::string::npos);
-  CHECK(embed.pack.find("kiln::llama::pack_main<kiln::models::m::generated::Config>") != std::string::npos);
+  CHECK(embed.pack.find("kiln::decoder::pack_main<kiln::models::m::generated::Config>") != std::string::npos);
   CHECK(embed.weights.find(".incbin \\\"/b/m.weights\\\"") != std::string::npos);
   CHECK(embed.weights.find(".lrodata") != std::string::npos);
   CHECK(embed.model.find("kiln_weights_m_size") != std::string::npos);

@@ -302,7 +302,8 @@ std::vector<CacheValue<T>> random_cache(size_t n, uint32_t seed, float lo, float
 }
 
 template <int NHead, int NHeadKV, int HeadDim, TensorType KvType>
-void check_attention(int pos0) {
+void check_attention(int pos0, int window = 0) {
+  CAPTURE(window);
   CAPTURE(NHead);
   CAPTURE(NHeadKV);
   CAPTURE(HeadDim);
@@ -316,9 +317,11 @@ void check_attention(int pos0) {
   const auto v = random_cache<KvType>(n_pos * kKVDim, 3, -1.0f, 1.0f);
   const int stride = n_pos;
   std::vector<float> scores(3 * kAttentionScratchRows<NHead, NHeadKV> * stride);  // up to 3 threads
+  // Gemma's scale where there is a window, the usual one elsewhere.
+  const float scale = window > 0 ? 0.75f / std::sqrt(float(HeadDim)) : 1.0f / std::sqrt(float(HeadDim));
   auto run = [&](int first, int n, float* out) {
     attention<NHead, NHeadKV, HeadDim, KvType>(q.data() + first * kQDim, k.data(), v.data(), out, n, pos0 + first,
-                                               scores.data(), stride);
+                                               scores.data(), stride, scale, window);
   };
 
   std::vector<float> out(q.size());
@@ -330,7 +333,8 @@ void check_attention(int pos0) {
   // (|v| <= 1) add about n_pos more roundings. The reference reads the same
   // cache elements, so an F16 cache adds no error of its own here.
   std::vector<float> expected(q.size());
-  ref_attention(KvType, q.data(), k.data(), v.data(), expected.data(), kMaxBatch, pos0, NHead, NHeadKV, HeadDim);
+  ref_attention(KvType, q.data(), k.data(), v.data(), expected.data(), kMaxBatch, pos0, NHead, NHeadKV, HeadDim, scale,
+                window);
   const double score_error = (HeadDim + 4) * kUnitRoundoff * 4 * HeadDim / std::sqrt(HeadDim);
   std::vector<double> tolerance(q.size());
   for (int t = 0; t < kMaxBatch; ++t)
@@ -368,6 +372,11 @@ void check_attention_shapes() {
     check_attention<3, 3, 8, KvType>(pos0);
     check_attention<2, 1, 12, KvType>(pos0);  // head size not a multiple of the SIMD width
     check_attention<3, 1, 13, KvType>(pos0);  // odd head size
+    // A sliding window shorter than the positions (Gemma 3): 1 (each query
+    // sees only itself), and a window that ends inside a block of keys.
+    check_attention<4, 2, 16, KvType>(pos0, 1);
+    check_attention<8, 1, 32, KvType>(pos0, 13);
+    check_attention<3, 1, 13, KvType>(pos0, 21);
   }
 }
 

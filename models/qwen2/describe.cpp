@@ -1,12 +1,25 @@
 // The `qwen2` architecture (Qwen2, Qwen2.5): the llama decoder with biases on
-// the Q, K and V projections and RoPE on split halves ("NEOX" style).
-#include "models/decoder_rules.hpp"
-#include "models/describe.hpp"
+// the Q, K and V projections.
+#include "models/decoder/read_decoder.hpp"
 
 namespace kiln {
 
-ModelDesc describe_qwen2(const GgufFile& file) {
-  return read_decoder(file, {.arch = "qwen2", .rope_neox = true, .qkv_bias = true, .rope_freqs_allowed = false});
-}
+namespace {
+
+constexpr std::string_view kBlock[] = {"attn_norm.weight", "attn_q.weight",      "attn_k.weight",   "attn_v.weight",
+                                       "attn_q.bias",      "attn_k.bias",        "attn_v.bias",     "attn_output.weight",
+                                       "ffn_norm.weight",  "ffn_gate.weight",    "ffn_up.weight",   "ffn_down.weight"};
+
+ModelDesc describe(const GgufFile& file);
+
+}  // namespace
+
+extern const Architecture kQwen2{"qwen2", "models/qwen2/qwen2.hpp", "kiln::qwen2::Qwen2", kBlock, describe};
+
+namespace {
+
+ModelDesc describe(const GgufFile& file) { return read_decoder(file, kQwen2); }
+
+}  // namespace
 
 }  // namespace kiln

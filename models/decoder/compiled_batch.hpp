@@ -1,5 +1,5 @@
 // A CompiledModel's kiln::SequenceBatch: its own activations and thread
-// count, and the run list (models/llama/forward.hpp) that one forward pass
+// count, and the run list (models/decoder/forward.hpp) that one forward pass
 // over several sequences' caches is given, sized once for max_batch runs.
 #pragma once
 
@@ -10,11 +10,11 @@
 
 #include "engine/error.hpp"
 #include "engine/model.hpp"
-#include "models/kernel_step.hpp"
-#include "models/llama/compiled_sequence.hpp"
-#include "models/llama/forward.hpp"
+#include "models/decoder/kernel_step.hpp"
+#include "models/decoder/compiled_sequence.hpp"
+#include "models/decoder/forward.hpp"
 
-namespace kiln::llama {
+namespace kiln::decoder {
 
 template <class C, class Forward>
 class CompiledBatch final : public kiln::SequenceBatch {
@@ -66,4 +66,4 @@ class CompiledBatch final : public kiln::SequenceBatch {
   ForwardThreads<C> threads_;
 };
 
-}  // namespace kiln::llama
+}  // namespace kiln::decoder

@@ -1,5 +1,5 @@
 // How the forward pass runs each kernel call. The forward templates
-// (models/llama/forward.hpp) hand every call to a `Step` policy as the kernel,
+// (models/decoder/forward.hpp) hand every call to a `Step` policy as the kernel,
 // its arguments and the kind of kernel it is:
 //
 //   step.run(KernelKind::Matmul, kernels::matmul<...>, w, in, out, n);

@@ -12,11 +12,12 @@
 #include "engine/cli_support.hpp"
 #include "engine/gguf/gguf.hpp"
 #include "engine/model_fingerprint.hpp"
-#include "models/llama/bind_weights.hpp"
+#include "models/decoder/bind_weights.hpp"
+#include "models/describe.hpp"
 #include "models/weight_image.hpp"
 #include "models/weight_sources.hpp"
 
-namespace kiln::llama {
+namespace kiln::decoder {
 
 template <class C>
 int pack_main(int argc, char** argv, const std::string& program) {
@@ -26,10 +27,10 @@ int pack_main(int argc, char** argv, const std::string& program) {
     WeightImageWriter out(argv[2], file.header_bytes(), file_content_hash(file));
     WeightPacker packer(file, out);
     Weights<C> unused{};
-    bind_weights<C>(unused, packer);
+    bind_weights<C>(unused, packer, describe_model(file));
     out.finish();
     return 0;
   });
 }
 
-}  // namespace kiln::llama
+}  // namespace kiln::decoder

@@ -1,9 +1,9 @@
-// A llama model compiled by codegen, as a kiln::Model: it maps the GGUF (or
+// A model compiled by codegen, as a kiln::Model: it maps the GGUF (or
 // reads the weights built into the program), checks that it is the model the
 // code was generated for and binds the weight pointers, which its sequences
-// (models/llama/compiled_sequence.hpp, each owning a fixed-size KV cache and
+// (models/decoder/compiled_sequence.hpp, each owning a fixed-size KV cache and
 // activations) and batches (compiled_batch.hpp) then only read. `Forward::run` is the generated straight-line forward pass, a
-// template over how each kernel call is run (models/kernel_step.hpp).
+// template over how each kernel call is run (models/decoder/kernel_step.hpp).
 #pragma once
 
 #include <algorithm>
@@ -14,16 +14,17 @@
 
 #include "engine/gguf/gguf.hpp"
 #include "engine/model_fingerprint.hpp"
+#include "kernels/rope.hpp"
+#include "models/decoder/bind_weights.hpp"
+#include "models/decoder/compiled_batch.hpp"
+#include "models/decoder/compiled_sequence.hpp"
+#include "models/decoder/forward.hpp"
+#include "models/decoder/kernel_step.hpp"
 #include "models/describe.hpp"
-#include "models/kernel_step.hpp"
-#include "models/llama/bind_weights.hpp"
-#include "models/llama/compiled_batch.hpp"
-#include "models/llama/compiled_sequence.hpp"
-#include "models/llama/forward.hpp"
 #include "models/weight_image.hpp"
 #include "models/weight_sources.hpp"
 
-namespace kiln::llama {
+namespace kiln::decoder {
 
 template <class C, class Forward>
 class CompiledModel final : public kiln::Model {
@@ -37,7 +38,7 @@ class CompiledModel final : public kiln::Model {
     // pages of the matrices it copies back (models/loaded_weights.hpp).
     fingerprint_ = model_fingerprint(desc_, file_);
     file_weights_ = std::make_unique<GgufWeights>(file_);
-    set_rope_frequencies(bind_weights<C>(weights_, *file_weights_));
+    set_rope_frequencies(bind_weights<C>(weights_, *file_weights_, desc_));
   }
 
   // The weights built into the program (models/weight_image.hpp), read where
@@ -70,6 +71,7 @@ class CompiledModel final : public kiln::Model {
 
   void copy_rope_frequencies(Activations<C>& a) const {
     std::copy(std::begin(rope_inv_freq_), std::end(rope_inv_freq_), a.rope_inv_freq);
+    std::copy(std::begin(rope_inv_freq_swa_), std::end(rope_inv_freq_swa_), a.rope_inv_freq_swa);
   }
 
  private:
@@ -83,7 +85,7 @@ class CompiledModel final : public kiln::Model {
     fingerprint_ = model_fingerprint(desc_, image.file_hash());  // the same as from the GGUF it was packed from
     image.advise_huge_pages();
     ImageWeights weights(image);
-    set_rope_frequencies(bind_weights<C>(weights_, weights));
+    set_rope_frequencies(bind_weights<C>(weights_, weights, desc_));
   }
 
   void check_file(const ModelDesc& compiled) const {
@@ -97,7 +99,8 @@ class CompiledModel final : public kiln::Model {
   // Each rotated pair's angle per position: base^(-2i/n_rot), times the linear
   // scaling factor, divided by the pair's Llama 3.1 frequency factor if any
   // (`factors`, null without them). Folding them in here leaves the RoPE
-  // kernel one multiply per angle.
+  // kernel one multiply per angle. Sliding-window layers have a base of their
+  // own and no scaling.
   void set_rope_frequencies(const float* factors) {
     float* inv_freq = rope_inv_freq_;
     kernels::rope_inv_freq(C::rope_base, C::n_rot, inv_freq);
@@ -111,6 +114,7 @@ class CompiledModel final : public kiln::Model {
         inv_freq[i] /= factor;
       }
     }
+    if constexpr (C::n_swa > 0) kernels::rope_inv_freq(C::rope_base_swa, C::n_rot, rope_inv_freq_swa_);
   }
 
   ModelDesc desc_;
@@ -119,7 +123,9 @@ class CompiledModel final : public kiln::Model {
   Tokenizer tokenizer_;
   uint64_t fingerprint_ = 0;
   Weights<C> weights_{};
-  float rope_inv_freq_[C::n_rot / 2] = {};  // copied into each sequence's and batch's activations
+  // Copied into each sequence's and batch's activations.
+  float rope_inv_freq_[C::n_rot / 2] = {};
+  float rope_inv_freq_swa_[C::n_rot / 2] = {};
 };
 
-}  // namespace kiln::llama
+}  // namespace kiln::decoder

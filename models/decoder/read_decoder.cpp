@@ -1,8 +1,9 @@
-#include "models/decoder_rules.hpp"
+#include "models/decoder/read_decoder.hpp"
 
+#include <cmath>
 #include <set>
 
-#include "models/llama/block_tensors.hpp"
+#include "models/decoder/block_tensors.hpp"
 
 namespace kiln {
 
@@ -14,28 +15,29 @@ struct TensorRule {
   bool float_only;  // norms and biases are read as plain float arrays
 };
 
-// The tensors of block `l` (models/llama/block_tensors.hpp).
-std::vector<TensorRule> block_rules(const Hyperparams& hp, int l) {
-  const llama::BlockSizes size{hp.n_embd, int64_t(hp.n_head) * hp.head_dim, int64_t(hp.n_head_kv) * hp.head_dim, hp.n_ff};
+// The tensors of block `l` (models/decoder/block_tensors.hpp).
+std::vector<TensorRule> block_rules(const Hyperparams& hp, const Architecture& arch, int l) {
+  const decoder::BlockSizes size{hp.n_embd, int64_t(hp.n_head) * hp.head_dim, int64_t(hp.n_head_kv) * hp.head_dim,
+                                 hp.head_dim, hp.n_ff};
   const std::string b = "blk." + std::to_string(l) + ".";
   std::vector<TensorRule> rules;
-  for (const llama::BlockTensor& t : llama::kBlockTensors) {
-    if (!llama::is_present(t, hp.qkv_bias)) continue;
+  for (const std::string_view name : arch.block) {
+    const decoder::BlockTensor& t = decoder::block_tensor(name);
     std::vector<int64_t> dims = {size(t.cols)};
-    if (t.rows != llama::Dim::None) dims.push_back(size(t.rows));
+    if (t.rows != decoder::Dim::None) dims.push_back(size(t.rows));
     rules.push_back({b + std::string(t.name), std::move(dims), t.vector != nullptr});
   }
   return rules;
 }
 
-std::vector<TensorRule> tensor_rules(const Hyperparams& hp) {
+std::vector<TensorRule> tensor_rules(const Hyperparams& hp, const Architecture& arch) {
   const int64_t e = hp.n_embd;
   std::vector<TensorRule> rules = {{"token_embd.weight", {e, hp.n_vocab}, false},
                                    {"output_norm.weight", {e}, true}};
   if (!hp.tied_output) rules.push_back({"output.weight", {e, hp.n_vocab}, false});
   if (hp.rope_freqs) rules.push_back({"rope_freqs.weight", {hp.n_rot / 2}, true});
   for (int l = 0; l < hp.n_layer; ++l) {
-    const std::vector<TensorRule> block = block_rules(hp, l);
+    const std::vector<TensorRule> block = block_rules(hp, arch, l);
     rules.insert(rules.end(), block.begin(), block.end());
   }
   return rules;
@@ -62,8 +64,12 @@ float rope_freq_scale(const GgufFile& f, const std::string& p) {
 
 }  // namespace
 
-ModelDesc read_decoder(const GgufFile& f, const DecoderRules& rules) {
-  const std::string p = rules.arch + ".";
+int count_key(const GgufFile& f, const std::string& key, uint64_t fallback) {
+  return positive_int(f, key, f.get_uint_or(key, fallback));
+}
+
+ModelDesc read_decoder(const GgufFile& f, const Architecture& rules) {
+  const std::string p = std::string(rules.name) + ".";
   auto required = [&](const std::string& key) { return positive_int(f, p + key, f.get_uint(p + key)); };
   auto optional = [&](const std::string& key, uint64_t fallback) {
     return positive_int(f, p + key, f.get_uint_or(p + key, fallback));
@@ -71,7 +77,7 @@ ModelDesc read_decoder(const GgufFile& f, const DecoderRules& rules) {
   auto fail = [&](const std::string& what) { throw Error(f.path() + ": " + what); };
 
   ModelDesc d;
-  d.arch = rules.arch;
+  d.arch = rules.name;
   Hyperparams& hp = d.hp;
   hp.n_embd = required("embedding_length");
   hp.n_layer = required("block_count");
@@ -79,10 +85,13 @@ ModelDesc read_decoder(const GgufFile& f, const DecoderRules& rules) {
   hp.n_head = required("attention.head_count");
   hp.n_head_kv = optional("attention.head_count_kv", hp.n_head);
   hp.n_ctx_train = required("context_length");
-  if (hp.n_embd % hp.n_head != 0)
-    fail("embedding_length " + std::to_string(hp.n_embd) + " is not a multiple of head_count " + std::to_string(hp.n_head));
   if (hp.n_head % hp.n_head_kv != 0)
     fail("head_count " + std::to_string(hp.n_head) + " is not a multiple of head_count_kv " + std::to_string(hp.n_head_kv));
+  // The head size: attention.key_length where the file gives it (Qwen3's and
+  // Gemma's are not n_embd / n_head), else n_embd / n_head.
+  if (!f.find(p + "attention.key_length") && hp.n_embd % hp.n_head != 0)
+    fail("embedding_length " + std::to_string(hp.n_embd) + " is not a multiple of head_count " + std::to_string(hp.n_head) +
+         " and there is no attention.key_length");
   hp.head_dim = optional("attention.key_length", hp.n_embd / hp.n_head);
   if (f.get_uint_or(p + "attention.value_length", hp.head_dim) != uint64_t(hp.head_dim))
     fail("attention.value_length differs from key_length, which kiln does not support");
@@ -95,10 +104,9 @@ ModelDesc read_decoder(const GgufFile& f, const DecoderRules& rules) {
   hp.rms_eps = static_cast<float>(f.get_float_or(p + "attention.layer_norm_rms_epsilon", -1.0));
   if (!(hp.rms_eps > 0.0f)) fail("key '" + p + "attention.layer_norm_rms_epsilon' is missing or not positive");
   if (f.get_uint_or(p + "expert_count", 0) > 0) fail("mixture-of-experts models are not supported");
-  hp.rope_neox = rules.rope_neox;
-  hp.qkv_bias = rules.qkv_bias;
+  hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   hp.rope_freqs = f.find_tensor("rope_freqs.weight") != nullptr;
-  if (hp.rope_freqs && !rules.rope_freqs_allowed) fail("tensor 'rope_freqs.weight' is not part of the " + rules.arch + " architecture");
+  if (hp.rope_freqs && !rules.rope_freqs_allowed) fail("tensor 'rope_freqs.weight' is not part of the " + d.arch + " architecture");
 
   const GgufTensor* embd = f.find_tensor("token_embd.weight");
   if (!embd || embd->dims.size() != 2) fail("tensor 'token_embd.weight' is missing or not 2-D");
@@ -106,13 +114,14 @@ ModelDesc read_decoder(const GgufFile& f, const DecoderRules& rules) {
   hp.tied_output = f.find_tensor("output.weight") == nullptr;
 
   // The file's tensors bound block_count before a rule is made for each block.
-  const size_t per_block = block_rules(hp, 0).size();
+  const size_t per_block = rules.block.size();
   if (size_t(hp.n_layer) > f.tensors().size() / per_block)
     fail("block_count " + std::to_string(hp.n_layer) + " needs at least " + std::to_string(per_block) +
          " tensors per block, the file has " + std::to_string(f.tensors().size()) + " tensors in all");
+  d.layers.assign(size_t(hp.n_layer), LayerKind{});
 
   std::set<std::string> used;
-  for (const auto& rule : tensor_rules(hp)) {
+  for (const auto& rule : tensor_rules(hp, rules)) {
     const GgufTensor* t = f.find_tensor(rule.name);
     if (!t) fail("tensor '" + rule.name + "' is missing");
     if (t->dims != rule.dims)
@@ -124,7 +133,7 @@ ModelDesc read_decoder(const GgufFile& f, const DecoderRules& rules) {
     used.insert(rule.name);
   }
   for (const auto& t : f.tensors())
-    if (!used.count(t.name)) fail("tensor '" + t.name + "' is not part of the " + rules.arch + " architecture as kiln implements it");
+    if (!used.count(t.name)) fail("tensor '" + t.name + "' is not part of the " + d.arch + " architecture as kiln implements it");
   return d;
 }
 

@@ -1,7 +1,7 @@
-// One sequence of a CompiledModel (models/llama/compiled_model.hpp), as a
+// One sequence of a CompiledModel (models/decoder/compiled_model.hpp), as a
 // kiln::Sequence: its own KV cache and activations (allocated once here) and
 // thread count; the weights are the model's, only read. Its forward call is
-// a batch of one run (models/llama/forward.hpp); SequenceBatch
+// a batch of one run (models/decoder/forward.hpp); SequenceBatch
 // (compiled_batch.hpp) runs several sequences' caches in one pass.
 #pragma once
 
@@ -16,10 +16,10 @@
 #include "engine/error.hpp"
 #include "engine/model.hpp"
 #include "kernels/team_backoff.hpp"
-#include "models/kernel_step.hpp"
-#include "models/llama/forward.hpp"
+#include "models/decoder/kernel_step.hpp"
+#include "models/decoder/forward.hpp"
 
-namespace kiln::llama {
+namespace kiln::decoder {
 
 template <class C, class Forward>
 class CompiledModel;
@@ -160,4 +160,4 @@ class CompiledSequence final : public kiln::Sequence {
   ForwardThreads<C> threads_;
 };
 
-}  // namespace kiln::llama
+}  // namespace kiln::decoder

@@ -1,0 +1,172 @@
+// The building blocks an architecture's layer is written with
+// (models/<arch>/<arch>.hpp): each takes the Pass (forward.hpp) and makes its
+// kernel calls through the pass's Step. A matrix is named by its role; its
+// weight type comes from the layer's compile-time Types, its shape from the
+// configuration, so a call reads
+//
+//   matmul<attn_q>(p, w.attn_q, in, p.s.q);
+//
+// and compiles to one kernel call for exactly that type and shape.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/activation.hpp"
+#include "kernels/gelu.hpp"
+#include "kernels/norm.hpp"
+#include "kernels/rope.hpp"
+#include "models/decoder/forward.hpp"
+
+namespace kiln::decoder {
+
+using kernels::Store;
+using kernels::Sync;
+
+// The matrices of a block, by role (their fields in LayerWeights and Types).
+enum class Matrix { attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down };
+
+template <class Types, Matrix M>
+constexpr TensorType weight_type() {
+  if constexpr (M == Matrix::attn_q) return Types::attn_q;
+  if constexpr (M == Matrix::attn_k) return Types::attn_k;
+  if constexpr (M == Matrix::attn_v) return Types::attn_v;
+  if constexpr (M == Matrix::attn_output) return Types::attn_output;
+  if constexpr (M == Matrix::ffn_gate) return Types::ffn_gate;
+  if constexpr (M == Matrix::ffn_up) return Types::ffn_up;
+  if constexpr (M == Matrix::ffn_down) return Types::ffn_down;
+}
+
+// A matrix's input and output sizes.
+template <class C, Matrix M>
+constexpr int matrix_cols() {
+  if constexpr (M == Matrix::attn_output) return Activations<C>::q_dim;
+  if constexpr (M == Matrix::ffn_down) return C::n_ff;
+  return C::n_embd;
+}
+template <class C, Matrix M>
+constexpr int matrix_rows() {
+  if constexpr (M == Matrix::attn_q) return Activations<C>::q_dim;
+  if constexpr (M == Matrix::attn_k || M == Matrix::attn_v) return Activations<C>::kv_dim;
+  if constexpr (M == Matrix::ffn_gate || M == Matrix::ffn_up) return C::n_ff;
+  return C::n_embd;
+}
+
+// Whether the matrix M of the pass's layer reads its input rounded to Q8 blocks.
+template <class P, Matrix M>
+inline constexpr bool reads_q8 = kernels::reads_q8(weight_type<typename P::L::Types, M>());
+
+// p.s.xn = rmsnorm(p.s.x) * weight, rounded too when one of Consumers needs
+// it; returns the input they read.
+template <Matrix... Consumers, class P>
+kernels::MatmulInput norm(const P& p, const float* weight) {
+  using C = typename P::C;
+  constexpr int E = C::n_embd;
+  if constexpr ((reads_q8<P, Consumers> || ...)) {
+    const kernels::Q8Out rounded = p.s.q8_out(0, E);
+    p.step.run(KernelKind::Other, kernels::rmsnorm_q8<E>, &p.s.x[0][0], weight, &p.s.xn[0][0], p.n, C::rms_eps,
+               rounded);
+  } else {
+    p.step.run(KernelKind::Other, kernels::rmsnorm<E>, &p.s.x[0][0], weight, &p.s.xn[0][0], p.n, C::rms_eps);
+  }
+  return p.s.input(&p.s.xn[0][0], 0, E);
+}
+
+// `from` as the input of M: rounded to Q8 blocks first if M reads it so.
+template <Matrix M, class P, size_t B, size_t N>
+kernels::MatmulInput input(const P& p, const float (&from)[B][N]) {
+  static_assert(N == matrix_cols<typename P::C, M>());
+  if constexpr (reads_q8<P, M>) {
+    const kernels::Q8Out rounded = p.s.q8_out(0, N);
+    p.step.run(KernelKind::Other, kernels::quantize_q8<int(N)>, &from[0][0], p.n, rounded);
+  }
+  return p.s.input(&from[0][0], 0, N);
+}
+
+// out = W in (Store::Replace) or out += W in (Store::Add), for the batch's tokens.
+template <Matrix M, Store S = Store::Replace, Sync Y = Sync::Barrier, class P, size_t B, size_t N>
+void matmul(const P& p, const void* w, kernels::MatmulInput in, float (&out)[B][N]) {
+  using C = typename P::C;
+  static_assert(N == matrix_rows<C, M>());
+  constexpr TensorType T = weight_type<typename P::L::Types, M>();
+  p.step.run(KernelKind::Matmul, kernels::matmul<T, matrix_rows<C, M>(), matrix_cols<C, M>(), S, Y>, w, in,
+             &out[0][0], p.n);
+}
+
+template <class P, size_t B, size_t N>
+void add_bias(const P& p, float (&x)[B][N], const float* bias) {
+  p.step.run(KernelKind::Other, kernels::add_bias<int(N)>, &x[0][0], bias, p.n);
+}
+
+// Each head of x (heads of C::head_dim values) normalized with the one
+// weight all heads share: Q and K norms.
+template <class P, size_t B, size_t N>
+void head_norm(const P& p, float (&x)[B][N], const float* weight) {
+  using C = typename P::C;
+  constexpr int kHeads = int(N) / C::head_dim;
+  p.step.run(KernelKind::Other, kernels::rmsnorm<C::head_dim>, &x[0][0], weight, &x[0][0], p.n * kHeads, C::rms_eps);
+}
+
+// The layer's attention, from p.s.q, p.s.k_new and p.s.v_new: RoPE on the
+// queries and keys (none in a NoPE layer), keys and values rounded to the
+// cache type and stored in each run's cache, then p.s.att = attention over
+// the cache (its last n_swa positions in a sliding-window layer).
+template <class P>
+void self_attention(const P& p) {
+  using C = typename P::C;
+  using L = typename P::L;
+  constexpr int KV = Activations<C>::kv_dim;
+  auto& s = p.s;
+  if constexpr (L::kind.rope) {
+    constexpr auto kStyle = C::Arch::rope_style;
+    const float* inv_freq = L::kind.sliding ? s.rope_inv_freq_swa : s.rope_inv_freq;
+    each_run<C>(p.runs, [&](const Run<C>& r) {
+      p.step.run(KernelKind::Other, kernels::rope<kStyle, C::n_head, C::head_dim, C::n_rot, Sync::NoWait>,
+                 &s.q[r.first][0], r.n, r.pos, inv_freq);
+      p.step.run(KernelKind::Other, kernels::rope<kStyle, C::n_head_kv, C::head_dim, C::n_rot, Sync::NoWait>,
+                 &s.k_new[r.first][0], r.n, r.pos, inv_freq);
+    });
+  }
+  // Rounded to the cache type only now, after RoPE (as llama.cpp does).
+  constexpr int l = L::index;
+  each_run<C>(p.runs, [&](const Run<C>& r) {
+    p.step.run(KernelKind::Other, kernels::store_kv<C::kv_type, KV, Sync::NoWait>, &s.k_new[r.first][0],
+               &s.v_new[r.first][0], &r.cache->k[l][r.pos][0], &r.cache->v[l][r.pos][0], r.n);
+  });
+  constexpr int kWindow = L::kind.sliding ? C::n_swa : 0;
+  each_run<C>(p.runs, [&](const Run<C>& r) {
+    p.step.run(KernelKind::Attention, kernels::attention<C::n_head, C::n_head_kv, C::head_dim, C::kv_type, Sync::NoWait>,
+               &s.q[r.first][0], &r.cache->k[l][0][0], &r.cache->v[l][0][0], &s.att[r.first][0], r.n, r.pos,
+               &s.scores[0][0][0], C::n_ctx, C::attn_scale, kWindow);
+  });
+}
+
+// p.s.gate = silu(gate) * up (rounded in the same pass when ffn_down reads
+// Q8); returns ffn_down's input.
+template <class P>
+kernels::MatmulInput swiglu(const P& p) {
+  constexpr int FF = P::C::n_ff;
+  if constexpr (reads_q8<P, Matrix::ffn_down>) {
+    const kernels::Q8Out rounded = p.s.q8_out(0, FF);
+    p.step.run(KernelKind::Other, kernels::swiglu_q8<FF>, &p.s.gate[0][0], &p.s.up[0][0], p.n, rounded);
+  } else {
+    p.step.run(KernelKind::Other, kernels::swiglu<FF>, &p.s.gate[0][0], &p.s.up[0][0], p.n);
+  }
+  return p.s.input(&p.s.gate[0][0], 0, FF);
+}
+
+// p.s.gate = gelu(gate) * up (GELU's tanh form, as ggml rounds it:
+// kernels/gelu.hpp); returns ffn_down's input.
+template <class P>
+kernels::MatmulInput geglu(const P& p) {
+  p.step.run(KernelKind::Other, kernels::geglu<P::C::n_ff>, &p.s.gate[0][0], &p.s.up[0][0], p.n);
+  return input<Matrix::ffn_down>(p, p.s.gate);
+}
+
+// x += rmsnorm(y) * weight over the batch: a block's output through its
+// post-norm, into the residual stream.
+template <class P, size_t B, size_t N>
+void add_normalized(const P& p, const float (&y)[B][N], const float* weight) {
+  p.step.run(KernelKind::Other, kernels::rmsnorm_add<int(N)>, &y[0][0], weight, &p.s.x[0][0], p.n, P::C::rms_eps);
+}
+
+}  // namespace kiln::decoder

@@ -1,0 +1,188 @@
+// The decoder forward pass that every architecture shares, written once as
+// templates over a compile-time configuration `C` (codegen's Config: the
+// hyperparameters, the sizes chosen at build time, and `C::Arch`, the
+// architecture's type) and a list of layers, each a compile-time type that
+// says what the layer is (LayerKind: sliding-window or global attention,
+// RoPE or not) and the weight type of each of its matrices. Codegen emits
+// only that data; the pass is Forward<C, Layers>: embed, then each layer in
+// turn through its architecture's `layer` (models/<arch>/<arch>.hpp), then
+// the output.
+//
+// An architecture's layer reads like a reference forward pass: it calls the
+// building blocks below (blocks.hpp) on a Pass, which carries the batch, its
+// activations and how each kernel call is run (a Step: models/decoder/
+// kernel_step.hpp; Untimed for inference, Timed to measure each call).
+//
+// All functions here run inside the single parallel region the forward pass
+// opens (or, on one thread, outside any); every kernel shares out its own
+// work and ends with a barrier unless marked Sync::NoWait.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <utility>
+
+#include "engine/model.hpp"
+#include "engine/model_desc.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/kv_cache.hpp"
+#include "kernels/matmul.hpp"
+#include "kernels/q8_activations.hpp"
+#include "models/decoder/block_tensors.hpp"
+#include "models/decoder/kernel_step.hpp"
+
+namespace kiln::decoder {
+
+// Upper bound on OpenMP threads (sizes the per-thread attention scratch).
+inline constexpr int kMaxThreads = 64;
+
+// One layer of the generated list: its index, the weight type of each of its
+// matrices (Types::attn_q, ...) and its kind.
+template <int Index, class Types_, LayerKind Kind>
+struct Layer {
+  static constexpr int index = Index;
+  using Types = Types_;
+  static constexpr LayerKind kind = Kind;
+};
+
+template <class... Layers>
+struct LayerList {};
+
+template <class C>
+struct Weights {
+  const void* token_embd;
+  const float* output_norm;
+  const void* output;  // token_embd when the output matrix is tied
+  LayerWeights layers[C::n_layer];
+};
+
+// One sequence's keys and values, position by position, in the build's
+// cache type. Allocated once per sequence (CompiledSequence).
+template <class C>
+struct KvCache {
+  static constexpr int kv_dim = C::n_head_kv * C::head_dim;
+  using Value = kernels::CacheValue<C::kv_type>;  // the cache's element type, chosen at build time
+
+  alignas(64) Value k[C::n_layer][C::n_ctx][kv_dim];
+  alignas(64) Value v[C::n_layer][C::n_ctx][kv_dim];
+};
+
+// One sequence's part of a batch: the batch's tokens [first, first + n)
+// (ids at `tokens`) sit at positions [pos, pos + n) of `cache`, and `which`
+// of their logits are wanted. A batch is a list of runs in token order, each
+// of another sequence; a single sequence's forward call is a batch of one run.
+template <class C>
+struct Run {
+  const int32_t* tokens;
+  KvCache<C>* cache;
+  int first, n, pos;
+  Logits which;
+};
+
+template <class C>
+int batch_tokens(std::span<const Run<C>> runs) {
+  return runs.back().first + runs.back().n;
+}
+
+// The activations of one batch, at sizes fixed by the configuration: what a
+// forward pass writes besides the runs' caches. Every token's row is
+// computed from that token's row alone (or its own sequence's cache), so a
+// token's results do not depend on what else is in the batch.
+template <class C>
+struct Activations {
+  static constexpr int q_dim = C::n_head * C::head_dim;
+  static constexpr int kv_dim = KvCache<C>::kv_dim;
+  // The widest matmul input, in whole Q8 blocks.
+  static constexpr int q8_cols = (std::max({C::n_embd, q_dim, C::n_ff}) + 31) / 32 * 32;
+
+  alignas(64) float x[C::max_batch][C::n_embd];   // residual stream
+  alignas(64) float xn[C::max_batch][C::n_embd];  // normalized block input, or a block's output before its norm
+  alignas(64) float q[C::max_batch][q_dim];
+  alignas(64) float att[C::max_batch][q_dim];     // attention output before the projection
+  alignas(64) float gate[C::max_batch][C::n_ff];
+  alignas(64) float up[C::max_batch][C::n_ff];
+  // The current matmul input rounded to Q8 blocks, for the integer matmul's weights
+  // ([n][cols] packed for whichever input width is current).
+  alignas(64) int8_t q8[C::max_batch * q8_cols];
+  alignas(64) float q8_scale[C::max_batch * q8_cols / 32];
+  alignas(64) int32_t q8_sum[C::max_batch * q8_cols / kernels::kQ8HalfElems];
+  // This batch's keys and values in float, until RoPE is applied and they are stored in the caches.
+  alignas(64) float k_new[C::max_batch][kv_dim];
+  alignas(64) float v_new[C::max_batch][kv_dim];
+  // Attention scratch: rows of scores per thread.
+  alignas(64) float scores[kMaxThreads][kernels::kAttentionScratchRows<C::n_head, C::n_head_kv>][C::n_ctx];
+  // RoPE's angle per position of each rotated pair: the global layers', the sliding-window layers'.
+  float rope_inv_freq[C::n_rot / 2];
+  float rope_inv_freq_swa[C::n_rot / 2];
+
+  // Where tokens from first_token on of an input cols wide are rounded to.
+  kernels::Q8Out q8_out(int first_token, int cols) {
+    return {q8 + first_token * cols, q8_scale + first_token * cols / 32, q8_sum + first_token * cols / kernels::kQ8HalfElems};
+  }
+  // The input at f (tokens from first_token on, cols wide), in both forms.
+  kernels::MatmulInput input(const float* f, int first_token, int cols) {
+    const kernels::Q8Out rounded = q8_out(first_token, cols);
+    return {f, {rounded.qs, rounded.d, rounded.sum}};
+  }
+};
+
+// One forward pass over a batch, as a layer sees it: the configuration, the
+// layer (L), the activations, the runs and how kernel calls are made.
+template <class C_, class L_, class Step>
+struct Pass {
+  using C = C_;
+  using L = L_;
+  Activations<C>& s;
+  std::span<const Run<C>> runs;
+  int n;  // tokens in the batch
+  Step step;
+};
+
+// Calls per_run(run) for every run, then waits for all threads: per_run makes
+// Sync::NoWait calls, which in different runs touch different rows and
+// caches, so they need no barrier between them.
+template <class C, class PerRun>
+void each_run(std::span<const Run<C>> runs, PerRun per_run) {
+  for (const Run<C>& r : runs) per_run(r);
+  kernels::team_barrier();
+}
+
+template <class C, class Step>
+void embed(Activations<C>& s, const Weights<C>& w, std::span<const Run<C>> runs, Step step) {
+  for (const Run<C>& r : runs)
+    step.run(KernelKind::Other, kernels::get_rows<C::token_embd_type, C::n_embd>, w.token_embd, r.tokens, r.n,
+             &s.x[r.first][0]);
+}
+
+// The rows of a run whose logits are wanted: [begin, end) of the batch.
+template <class C>
+std::pair<int, int> wanted_rows(const Run<C>& r) {
+  const int end = r.first + r.n;
+  switch (r.which) {
+    case Logits::All: return {r.first, end};
+    case Logits::Last: return {end - 1, end};
+    case Logits::None: break;
+  }
+  return {end, end};
+}
+
+// Moves the residual rows whose logits are wanted to rows [0, count), in
+// batch order, and returns count. Every thread counts; the first one moves
+// the rows (a row never moves down, so in this order none is overwritten
+// before it is read; rows already in place stay), then the team meets.
+template <class C>
+int gather_wanted_rows(Activations<C>& s, std::span<const Run<C>> runs) {
+  const bool mover = omp_get_thread_num() == 0;
+  int count = 0;
+  for (const Run<C>& r : runs)
+    for (auto [row, end] = wanted_rows(r); row < end; ++row, ++count)
+      if (mover && row != count) std::memcpy(s.x[count], s.x[row], sizeof s.x[0]);
+  kernels::team_barrier();
+  return count;
+}
+
+}  // namespace kiln::decoder

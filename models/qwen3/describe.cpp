@@ -1,0 +1,26 @@
+// The `qwen3` architecture (Qwen3 dense models): the llama decoder with a
+// per-head RMSNorm on Q and K, and its head size from attention.key_length.
+#include "models/decoder/read_decoder.hpp"
+
+namespace kiln {
+
+namespace {
+
+constexpr std::string_view kBlock[] = {"attn_norm.weight",   "attn_q.weight",      "attn_k.weight",
+                                       "attn_v.weight",      "attn_q_norm.weight", "attn_k_norm.weight",
+                                       "attn_output.weight", "ffn_norm.weight",    "ffn_gate.weight",
+                                       "ffn_up.weight",      "ffn_down.weight"};
+
+ModelDesc describe(const GgufFile& file);
+
+}  // namespace
+
+extern const Architecture kQwen3{"qwen3", "models/qwen3/qwen3.hpp", "kiln::qwen3::Qwen3", kBlock, describe};
+
+namespace {
+
+ModelDesc describe(const GgufFile& file) { return read_decoder(file, kQwen3); }
+
+}  // namespace
+
+}  // namespace kiln
