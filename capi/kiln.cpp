@@ -1,5 +1,7 @@
 // kiln.h over the C++ engine: every entry point catches what the engine
-// throws and turns it into a return value and kiln_last_error().
+// throws and turns it into a return value and kiln_last_error(). (Two of
+// them, kiln_model_load and kiln_last_error, check the CPU first:
+// capi/cpu_gate.cpp.)
 #include "capi/kiln.h"
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <thread>
 
 #include "capi/compiled_model.hpp"
+#include "capi/kiln_checked.hpp"
 #include "engine/error.hpp"
 #include "engine/session/sampler.hpp"
 #include "engine/session/session.hpp"
@@ -85,19 +88,23 @@ void check_count(int32_t n, const char* what) {
 
 }  // namespace
 
-extern "C" {
+namespace kiln::capi {
 
-const char* kiln_last_error(void) { return t_last_error.c_str(); }
+kiln_model* load_model(const char* gguf_path) {
+  return guarded<kiln_model*>("kiln_model_load", nullptr, [&] {
+    return new kiln_model{load_compiled_model(gguf_path ? gguf_path : "")};
+  });
+}
+
+const char* last_error() { return t_last_error.c_str(); }
+
+}  // namespace kiln::capi
+
+extern "C" {
 
 kiln_sampling kiln_sampling_default(void) {
   const kiln::SamplerParams p;
   return {p.temperature, p.top_k, p.top_p, p.min_p, p.repeat_penalty, p.repeat_last_n, p.seed};
-}
-
-kiln_model* kiln_model_load(const char* gguf_path) {
-  return guarded<kiln_model*>("kiln_model_load", nullptr, [&] {
-    return new kiln_model{kiln::capi::load_compiled_model(gguf_path ? gguf_path : "")};
-  });
 }
 
 void kiln_model_free(kiln_model* model) { delete model; }

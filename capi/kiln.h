@@ -12,6 +12,11 @@
  * Errors: a function that can fail returns NULL or a negative number, and
  * kiln_last_error() then says why in one line. No function throws, aborts or
  * exits on bad input.
+ *
+ * The library is compiled for an instruction set (-march). Loading it runs
+ * none of its code; on a CPU without what it was compiled for,
+ * kiln_model_load returns NULL and kiln_last_error() names the missing
+ * extensions (no other function may be called then).
  */
 #ifndef KILN_H
 #define KILN_H

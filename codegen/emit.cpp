@@ -79,7 +79,10 @@ void emit_config(std::ostringstream& o, const ModelDesc& d, const BuildOptions& 
 
 void emit_desc(std::ostringstream& o, const ModelDesc& d) {
   o << "// What this code was generated for; a GGUF given at run time must match it.\n"
-    << "const kiln::ModelDesc kCompiledDesc{\n"
+    << "// Made on first use, not at start-up: loading a model's shared library runs\n"
+    << "// none of its code before kiln_model_load has checked the CPU (capi/cpu_gate.cpp).\n"
+    << "const kiln::ModelDesc& compiled_desc() {\n"
+    << "  static const kiln::ModelDesc desc{\n"
     << "    " << quoted(d.arch) << ",\n    kiln::Hyperparams{";
   const char* sep = "";
   visit_hparams(d.hp, [&](const char* id, const char*, const auto& v) {
@@ -94,7 +97,7 @@ void emit_desc(std::ostringstream& o, const ModelDesc& d) {
     for (size_t i = 0; i < t.dims.size(); ++i) o << (i ? ", " : "") << t.dims[i];
     o << "}},\n";
   }
-  o << "    }};\n\n";
+  o << "    }};\n  return desc;\n}\n\n";
 }
 
 // The timed forward pass of the model in namespace `ns`, declared in
@@ -220,12 +223,12 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
   m << "using Compiled = kiln::decoder::CompiledModel<generated::Config, generated::Forward>;\n\n"
     << "}  // namespace\n\n"
     << "std::unique_ptr<kiln::Model> load(const std::string& gguf_path) {\n"
-    << "  return std::make_unique<Compiled>(kCompiledDesc, gguf_path);\n"
+    << "  return std::make_unique<Compiled>(compiled_desc(), gguf_path);\n"
     << "}\n\n"
     << "std::unique_ptr<kiln::Model> load() {\n";
   if (embed)
     m << "  const std::span<const uint8_t> image(" << image_symbol << ", size_t(" << image_symbol << "_size));\n"
-      << "  return std::make_unique<Compiled>(kCompiledDesc, image, " << quoted(opt.name + " (built in)") << ");\n";
+      << "  return std::make_unique<Compiled>(compiled_desc(), image, " << quoted(opt.name + " (built in)") << ");\n";
   else
     m << "  return load(kiln::default_model_path(" << quoted(gguf_file) << ", kDefaultGguf));\n";
   m << "}\n\n}  // namespace " << ns << "\n";

@@ -5,12 +5,16 @@
 // reports bad input through its return value and kiln_last_error().
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "kernels/arch/cpu_features.hpp"
 #include "kiln.h"
 #include "tests/run_process.hpp"
 #include "tests/temp_folder.hpp"
@@ -183,6 +187,32 @@ TEST_CASE("kiln_tokenize gives up early on a text longer than both the context a
   const int32_t n = kiln_tokenize(h.model, story.data(), story.size(), 1, 1, ids.data(), int32_t(ids.size()));
   CHECK(n > n_ctx);
   CHECK(n <= int32_t(ids.size()));
+}
+
+// The library built for this machine (-march=native here, where CI has
+// AVX-512), loaded by the C example on an emulated CPU without what it was
+// compiled for: kiln_model_load says so, and the host goes on to report it
+// and exit as it chooses, instead of being ended by the library.
+TEST_CASE("on a CPU without what the library was compiled for, kiln_model_load refuses and the host goes on") {
+  constexpr uint32_t kHaswell = kiln::cpu::kSse3 | kiln::cpu::kSsse3 | kiln::cpu::kSse41 | kiln::cpu::kSse42 |
+                                kiln::cpu::kPopcnt | kiln::cpu::kAvx | kiln::cpu::kAvx2 | kiln::cpu::kFma |
+                                kiln::cpu::kF16c | kiln::cpu::kBmi2;
+  const char* const qemu = "/usr/bin/qemu-x86_64";
+#if defined(__SANITIZE_ADDRESS__)
+  MESSAGE("skipped: the sanitizers' runtime does not run under qemu-user");
+  return;
+#endif
+  if ((kiln::cpu::kRequiredFeatures & ~kHaswell) == 0 || ::access(qemu, X_OK) != 0) {
+    MESSAGE("skipped: needs qemu-user (Debian's qemu-user) and a build for more than a Haswell CPU has");
+    return;
+  }
+  const auto r = kiln::test::run_process({qemu, "-cpu", "Haswell", C_EXAMPLE, "-p", "Once", "-n", "4"});
+  CHECK(r.exit_code == 1);  // the example's own exit, after kiln_model_load returned NULL
+  CHECK(r.out.empty());
+  // After qemu's warnings about the CPU it emulates: the example's one line.
+  const size_t line = r.err.rfind('\n', r.err.size() - 2) + 1;
+  CHECK(r.err.substr(line).starts_with("generate: kiln_model_load: this binary needs "));
+  CHECK(r.err.substr(line).find("; this CPU lacks") != std::string::npos);
 }
 
 TEST_CASE("the C API reports bad input through return values and kiln_last_error") {

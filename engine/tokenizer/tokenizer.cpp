@@ -11,10 +11,10 @@ namespace kiln {
 
 namespace {
 
-const std::string kBosKey = "tokenizer.ggml.bos_token_id";
-const std::string kEosKey = "tokenizer.ggml.eos_token_id";
-const std::string kAddBosKey = "tokenizer.ggml.add_bos_token";
-const std::string kAddEosKey = "tokenizer.ggml.add_eos_token";
+constexpr const char* kBosKey = "tokenizer.ggml.bos_token_id";
+constexpr const char* kEosKey = "tokenizer.ggml.eos_token_id";
+constexpr const char* kAddBosKey = "tokenizer.ggml.add_bos_token";
+constexpr const char* kAddEosKey = "tokenizer.ggml.add_eos_token";
 
 // "▁⁇▁" with spaces for "▁": how SentencePiece shows <unk>.
 constexpr std::string_view kUnknownText = " \xE2\x81\x87 ";
