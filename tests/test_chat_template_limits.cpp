@@ -59,10 +59,10 @@ TEST_CASE("copies of a string share its bytes; what expressions build is bounded
 }
 
 TEST_CASE("loop iterations count against the step budget, empty bodies too") {
-  CHECK(contains(error_of("{% for x in range(3000) %}{% for y in range(10000) %}{% endfor %}{% endfor %}"),
-                 "(the renderer's limit)"));
+  CHECK(error_of("{% for x in range(3000) %}{% for y in range(10000) %}{% endfor %}{% endfor %}") ==
+        "t:1:30: the template did not finish within 1000000 steps (the renderer's limit)");
   CHECK(error_of("{% set r = range(10000) %}{% for x in r %}{% for y in r %}{% endfor %}{% endfor %}") ==
-        "t:1:46: the template did not finish within 10000000 steps (the renderer's limit)");
+        "t:1:46: the template did not finish within 1000000 steps (the renderer's limit)");
 }
 
 TEST_CASE("values nest at most 1000 levels; a namespace holds no namespace, so nothing contains itself") {

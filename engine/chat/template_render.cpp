@@ -18,9 +18,10 @@ constexpr int kMaxCallDepth = 100;  // macro calls inside one another
 // included: what bounds the renderer's stack.
 constexpr int kMaxRenderDepth = 500;
 // Statements, expressions and loop iterations one render may evaluate (real
-// templates take a few hundred per message): a template that loops for ever,
-// even over an empty body, fails instead of hanging.
-constexpr long long kMaxSteps = 10'000'000;
+// templates take a hundred or so per message, a few hundred per tool): a
+// template that loops for ever, even over an empty body, fails in well under
+// a second instead of hanging.
+constexpr long long kMaxSteps = 1'000'000;
 // Bytes of strings, lists and dicts the expressions of one render may build,
 // all together: what bounds its memory (one string is bounded by
 // kMaxTextBytes, one list by kMaxListItems).
