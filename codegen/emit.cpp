@@ -147,7 +147,7 @@ std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std:
 // <name>.weights.cpp: the weight image as the program's read-only data,
 // assembled from the file by .incbin (the compiler never sees its bytes, so
 // gigabytes cost the assembler a copy and nothing else). It starts on a 2 MB
-// boundary, so that it can be mapped with 2 MB pages (WeightImage::advise_huge_pages).
+// boundary, so that it can be mapped with 2 MB pages (models/weight_image.hpp).
 // On x86-64 it goes to .lrodata, which the linker places after everything
 // else: the rest of the program stays within reach of the 32-bit offsets the
 // default code model uses, however large the image is. The code refers to
