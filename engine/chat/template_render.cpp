@@ -198,7 +198,7 @@ class Renderer {
       // Built whole each iteration (a template may keep it); its keys are distinct, so no look-ups.
       auto loop = make_object();
       const auto item = [&](const char* key, Value v) { loop->items.emplace_back(key, std::move(v)); };
-      loop->items.reserve(13);
+      loop->items.reserve(12);
       item("index0", Value(i));
       item("index", Value(i + 1));
       item("revindex0", Value(length - i - 1));

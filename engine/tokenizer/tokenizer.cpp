@@ -16,6 +16,8 @@ constexpr const char* kEosKey = "tokenizer.ggml.eos_token_id";
 constexpr const char* kAddBosKey = "tokenizer.ggml.add_bos_token";
 constexpr const char* kAddEosKey = "tokenizer.ggml.add_eos_token";
 
+constexpr size_t kUnlimited = std::numeric_limits<size_t>::max();  // encode(): no limit on the tokens
+
 // "▁⁇▁" with spaces for "▁": how SentencePiece shows <unk>.
 constexpr std::string_view kUnknownText = " \xE2\x81\x87 ";
 
@@ -116,8 +118,6 @@ void Tokenizer::finish_loading(const GgufFile& f) {
 bool Tokenizer::is_end_of_generation(int32_t id) const {
   return std::binary_search(end_of_generation_.begin(), end_of_generation_.end(), id);
 }
-
-constexpr size_t kUnlimited = std::numeric_limits<size_t>::max();
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
   return *encode_at_most(kUnlimited, text, add_special, parse_special);
