@@ -2,10 +2,11 @@
 # CI: builds the libFuzzer targets of tests/fuzz with clang++ (ASan, UBSan,
 # coverage) and runs each for KILN_FUZZ_SECONDS (default 30) from a seed
 # corpus made at run time from ../shared (models, tokenizer vocabularies and
-# chat templates, never committed), kiln-synth, kiln's own test templates and
-# a few request bodies. Fails on any crash, sanitizer report,
-# timeout or oversized allocation; libFuzzer leaves the input that caused it
-# as $build/artifacts/crash-* (or leak-, timeout-, oom-).
+# chat templates, never committed), kiln-synth, kiln's own test templates
+# (tests/chat/templates, tests/fuzz/chat_template_seeds) and a few request
+# bodies. Fails on any crash, sanitizer report, timeout or oversized
+# allocation; libFuzzer leaves the input that caused it as
+# $build/artifacts/crash-* (or leak-, timeout-, oom-).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh clang libclang-rt-14-dev libomp-14-dev
@@ -39,8 +40,9 @@ for f in "$shared"/tokenizer-tests/*.inp; do
   case "$name" in *llama-spm*|*phi-3*) cp "$f" "$seeds/spm/$name" ;; *) cp "$f" "$seeds/bpe/$name" ;; esac
 done
 
-# Chat templates: kiln's test templates and the real ones.
-cp tests/chat/templates/*.jinja "$shared"/chat-templates/*.jinja "$seeds/template/"
+# Chat templates: kiln's test templates, the real ones, and hostile ones that
+# hit each of the renderer's limits (tests/test_chat_template_limits.cpp).
+cp tests/chat/templates/*.jinja "$shared"/chat-templates/*.jinja tests/fuzz/chat_template_seeds/*.jinja "$seeds/template/"
 # Request bodies: a chat and a completion (the first byte picks the endpoint: odd is chat).
 printf '%s' '{"model":"m","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"Hi"}]}],"max_tokens":8,"temperature":0.7,"top_p":0.9,"stop":["\n"],"stream":true,"seed":42}' \
   >"$seeds/request/chat.json"

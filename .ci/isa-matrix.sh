@@ -14,7 +14,9 @@
 #     end-to-end suite of mixed-type models under qemu-user; armv8-a, the
 #     kernel suites;
 #   an AVX-512 program started on an emulated CPU without AVX-512 must stop
-#     with kiln's one-line message, not an illegal instruction.
+#     with kiln's one-line message, not an illegal instruction; a C host of
+#     the same build's shared library must get that line from
+#     kiln_model_load and go on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -104,6 +106,18 @@ if [ "$status" -ne 1 ] || [[ "$out" != *"this binary needs AVX-512F"*"this CPU l
   exit 1
 fi
 echo "isa-matrix: the x86-64-v4 build refuses a Haswell CPU: $out"
+# The same build's shared library in a C host: kiln_model_load refuses the
+# CPU and the host goes on (its own message and exit status), where a
+# program stops at start-up.
+cmake --build build-isa-x86-64-v4 -j"$jobs" --target kiln_test_synth_llama_mixed_shared
+cc examples/c/generate.c -Icapi -Lbuild-isa-x86-64-v4/lib -lkiln_test_synth_llama_mixed \
+  -Wl,-rpath,"$PWD/build-isa-x86-64-v4/lib" -o build-isa-x86-64-v4/generate
+out=$(qemu-x86_64 -cpu Haswell build-isa-x86-64-v4/generate -p hi -n 1 2>&1 | grep -v '^qemu-x86_64: warning' || true)
+if [[ "$out" != "generate: kiln_model_load: this binary needs AVX-512F"*"this CPU lacks them" ]]; then
+  echo "isa-matrix: an x86-64-v4 library on a Haswell CPU should refuse in kiln_model_load, got: $out"
+  exit 1
+fi
+echo "isa-matrix: the x86-64-v4 library refuses a Haswell CPU through kiln_model_load: $out"
 
 # aarch64: xsimd and doctest from the host's /usr/include, on their own.
 headers=$PWD/build-isa-arm-headers

@@ -45,7 +45,7 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   const char* name = entry.name;
   // A write beyond the file size limit then fails (and is cleaned up) instead of killing the program.
   std::signal(SIGXFSZ, SIG_IGN);
-  const CliOptions opt = parse_cli(argc, argv);
+  CliOptions opt = parse_cli(argc, argv);
   if (opt.help) {
     std::fputs(cli_usage(name, default_model_text(entry)).c_str(), stdout);
     return 0;
@@ -63,6 +63,15 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   const int threads = session.sequence().threads();
   if (threads < wanted)
     std::fprintf(stderr, "-t %d: more than this program can run (build and OpenMP limits); using %d\n", wanted, threads);
+  if (!opt.prompt_file.empty()) {
+    // In a conversation the file is the first user turn, read whole (the
+    // template decides how it reads in the prompt); otherwise it is the
+    // prompt, and no more of it is read than the context could hold.
+    const size_t could_fit =
+        opt.conversation ? std::string::npos : model->tokenizer().max_text_bytes(size_t(model->n_ctx()));
+    opt.prompt = read_text_file("-f", opt.prompt_file, "prompt file", could_fit);
+    if (opt.prompt.size() > could_fit) throw Error(prompt_longer_than_context(*model));
+  }
   if (opt.conversation) {
     Sampler sampler(opt.sampling, model->n_vocab());
     const ChatIo io{print_text, [](std::string& line) { return static_cast<bool>(std::getline(std::cin, line)); }};
@@ -74,11 +83,9 @@ int run(int argc, char** argv, const ModelEntry& entry) {
 
   const Tokenizer& tok = model->tokenizer();
   // Special-token text in a prompt (e.g. "<|im_start|>") is read as that token, as llama.cpp does.
-  const std::vector<int32_t> prompt = !opt.prompt_ids.empty()
-                                          ? opt.prompt_ids
-                                          : tok.encode(opt.prompt, /*add_special=*/true, /*parse_special=*/true);
+  const std::vector<int32_t> prompt = !opt.prompt_ids.empty() ? opt.prompt_ids : tokenize_prompt(*model, opt.prompt);
   if (prompt.empty()) throw Error("the prompt encodes to no tokens and the model adds no BOS: give a prompt with -p");
-  check_prompt_fits(*model, prompt.size());  // before any of it is printed
+  check_prompt_fits(*model, prompt.size());  // before any of it is printed (--prompt-ids)
   Sampler sampler(opt.sampling, model->n_vocab());
 
   for (int32_t id : prompt)
@@ -121,13 +128,15 @@ int run(int argc, char** argv, const ModelEntry& entry) {
     print_text("> ");
     std::string line;
     if (!std::getline(std::cin, line)) break;
-    const std::vector<int32_t> more = tok.encode(line + "\n", /*add_special=*/false, /*parse_special=*/true);
-    if (context.size() + more.size() > size_t(model->n_ctx())) {
-      std::fprintf(stderr, "this line is %zu tokens, the context has %zu of %d positions left; it was not added\n",
-                   more.size(), size_t(model->n_ctx()) - context.size(), model->n_ctx());
+    const size_t left = size_t(model->n_ctx()) - context.size();
+    const std::optional<std::vector<int32_t>> more =
+        tok.encode_at_most(left, line + "\n", /*add_special=*/false, /*parse_special=*/true);
+    if (!more) {
+      std::fprintf(stderr, "this line is more than the %zu of %d positions the context has left; it was not added\n",
+                   left, model->n_ctx());
       continue;
     }
-    context.insert(context.end(), more.begin(), more.end());
+    context.insert(context.end(), more->begin(), more->end());
     s = generate(session, context, opt.n_predict, sampler, on_token);
     print_text(detok.flush() + "\n");
     std::fprintf(stderr, "\nturn: reused %d of %d context tokens\n", s.reused_tokens, s.prompt_tokens);

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include "engine/chat/chat_prompt.hpp"
 #include "engine/error.hpp"
@@ -43,8 +44,8 @@ GenerationStats run_conversation(Session& session, const CliOptions& opt, Sample
   chat::Conversation chat(tok, load_chat_template(model, opt.chat_template_file), local_now());
   if (!opt.system_prompt.empty()) chat.add_message("system", opt.system_prompt);
   GenerationStats total;
-  std::string first_turn = opt.prompt;  // -p: the first user turn
-  for (int turn = 1;; ++turn) {
+  std::string first_turn = opt.prompt;  // -p or -f: the first user turn
+  for (int turn = 1;;) {
     std::string user = first_turn;
     first_turn.clear();
     while (user.empty()) {  // as llama.cpp: an empty line asks again
@@ -52,12 +53,15 @@ GenerationStats run_conversation(Session& session, const CliOptions& opt, Sample
       if (!io.read_line(user)) return total;
     }
     chat.add_message("user", user);
-    const std::vector<int32_t>& prompt = chat.prompt_for_reply();
-    if (prompt.size() >= static_cast<size_t>(model.n_ctx())) {
-      std::fprintf(stderr, "conversation: turn %d needs %zu tokens of context, the model holds %d "
-                   "(set at build time: kiln_add_model CTX); ending the conversation\n", turn, prompt.size(), model.n_ctx());
-      return total;
+    // At most n_ctx - 1 tokens, so that the reply has room for a token; a
+    // line that does not fit is refused, as in -i, and the conversation goes on.
+    const std::optional<std::vector<int32_t>> fitting = chat.prompt_for_reply(static_cast<size_t>(model.n_ctx()) - 1);
+    if (!fitting) {
+      std::fprintf(stderr, "conversation: with this line the prompt would fill the context (%d tokens, set at build "
+                   "time: kiln_add_model CTX); it was not added\n", model.n_ctx());
+      continue;
     }
+    const std::vector<int32_t>& prompt = *fitting;
 
     // The reply's text as it reads after the prompt (SentencePiece's leading
     // space is only dropped at the start of a text, not of a reply).
@@ -87,6 +91,7 @@ GenerationStats run_conversation(Session& session, const CliOptions& opt, Sample
     total.generate_ms += s.generate_ms;
     if (turn == 1) total.ttft_ms = s.ttft_ms;
     total.context_full = s.context_full;
+    ++turn;
   }
 }
 

@@ -46,8 +46,8 @@ CliOptions parse_cli(int argc, char** argv) {
     auto value = [&] { return flag_value(argc, argv, i); };
     if (flag == "-h" || flag == "--help") o.help = true;
     else if (flag == "-m" || flag == "--model") o.model_path = value();
-    else if (flag == "-p" || flag == "--prompt") o.prompt = value();
-    else if (flag == "-f" || flag == "--file") o.prompt = read_text_file(flag, value(), "prompt file");
+    else if (flag == "-p" || flag == "--prompt") o.prompt = value(), o.prompt_file.clear();
+    else if (flag == "-f" || flag == "--file") o.prompt_file = value(), o.prompt.clear();
     else if (flag == "-n" || flag == "--n-predict") o.n_predict = parse_integer(flag, value());
     else if (flag == "-t" || flag == "--threads") o.threads = parse_integer(flag, value());
     else if (flag == "-s" || flag == "--seed") o.sampling.seed = static_cast<uint64_t>(static_cast<uint32_t>(parse_integer(flag, value())));
@@ -68,7 +68,7 @@ CliOptions parse_cli(int argc, char** argv) {
     else if (flag == "--chat-template-file") o.chat_template_file = value();
     else throw Error("unknown argument '" + flag + "' (see --help)");
   }
-  if (!o.prompt_ids.empty() && !o.prompt.empty()) throw Error("--prompt-ids: give either a text prompt (-p, -f) or token ids, not both");
+  if (!o.prompt_ids.empty() && (!o.prompt.empty() || !o.prompt_file.empty())) throw Error("--prompt-ids: give either a text prompt (-p, -f) or token ids, not both");
   if (o.n_predict < -1) throw Error("-n: expected -1 (no limit) or a count, got " + std::to_string(o.n_predict));
   if (o.prompt_cache_ro && o.prompt_cache.empty()) throw Error("--prompt-cache-ro: needs --prompt-cache FILE");
   if (o.threads < 0) throw Error("-t: expected a positive thread count, got " + std::to_string(o.threads));

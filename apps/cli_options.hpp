@@ -11,7 +11,10 @@ namespace kiln {
 
 struct CliOptions {
   std::string model_path;  // -m; empty: the GGUF the binary was compiled from
-  std::string prompt;      // -p, or the contents of -f
+  std::string prompt;      // -p
+  // -f; read by the program once the model is loaded (only as much as its
+  // context could hold). The later of -p and -f counts.
+  std::string prompt_file;
   std::vector<int32_t> prompt_ids;  // --prompt-ids: token ids fed as they are (no BOS added)
   std::string logits_out;  // --logits-out: write every prompt position's logits here
   int n_predict = -1;      // -n; -1: until end of generation or a full context
@@ -27,8 +30,8 @@ struct CliOptions {
   SamplerParams sampling;
 };
 
-// Throws kiln::Error with a one-line message for an unknown flag, a missing
-// or malformed value, or an unreadable -f file.
+// Throws kiln::Error with a one-line message for an unknown flag or a missing
+// or malformed value.
 CliOptions parse_cli(int argc, char** argv);
 
 std::string cli_usage(const std::string& program, const std::string& default_model);

@@ -1,5 +1,7 @@
 // kiln.h over the C++ engine: every entry point catches what the engine
-// throws and turns it into a return value and kiln_last_error().
+// throws and turns it into a return value and kiln_last_error(). (Two of
+// them, kiln_model_load and kiln_last_error, check the CPU first:
+// capi/cpu_gate.cpp.)
 #include "capi/kiln.h"
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <thread>
 
 #include "capi/compiled_model.hpp"
+#include "capi/kiln_checked.hpp"
 #include "engine/error.hpp"
 #include "engine/session/sampler.hpp"
 #include "engine/session/session.hpp"
@@ -85,19 +88,23 @@ void check_count(int32_t n, const char* what) {
 
 }  // namespace
 
-extern "C" {
+namespace kiln::capi {
 
-const char* kiln_last_error(void) { return t_last_error.c_str(); }
+kiln_model* load_model(const char* gguf_path) {
+  return guarded<kiln_model*>("kiln_model_load", nullptr, [&] {
+    return new kiln_model{load_compiled_model(gguf_path ? gguf_path : "")};
+  });
+}
+
+const char* last_error() { return t_last_error.c_str(); }
+
+}  // namespace kiln::capi
+
+extern "C" {
 
 kiln_sampling kiln_sampling_default(void) {
   const kiln::SamplerParams p;
   return {p.temperature, p.top_k, p.top_p, p.min_p, p.repeat_penalty, p.repeat_last_n, p.seed};
-}
-
-kiln_model* kiln_model_load(const char* gguf_path) {
-  return guarded<kiln_model*>("kiln_model_load", nullptr, [&] {
-    return new kiln_model{kiln::capi::load_compiled_model(gguf_path ? gguf_path : "")};
-  });
 }
 
 void kiln_model_free(kiln_model* model) { delete model; }
@@ -129,11 +136,16 @@ int32_t kiln_tokenize(const kiln_model* model, const char* text, size_t text_len
     const kiln::Model& m = *checked(model, "model").model;
     if (text_len > 0) non_null(text, "text");
     check_count(capacity, "capacity");
-    const std::vector<int32_t> ids =
-        m.tokenizer().encode(std::string_view(text ? text : "", text_len), add_special != 0, parse_special != 0);
-    if (ids.size() > size_t(INT32_MAX)) throw kiln::Error("the text is too long");
-    if (ids.size() <= size_t(capacity) && !ids.empty()) std::copy(ids.begin(), ids.end(), non_null(tokens, "tokens"));
-    return static_cast<int32_t>(ids.size());
+    // Tokenizing gives up as soon as the text is known to need more tokens
+    // than both the array and the context hold (Tokenizer::encode_at_most).
+    const size_t limit = std::max(size_t(capacity), size_t(m.n_ctx()));
+    const std::optional<std::vector<int32_t>> ids = m.tokenizer().encode_at_most(
+        limit, std::string_view(text ? text : "", text_len), add_special != 0, parse_special != 0);
+    if (!ids)
+      throw kiln::Error("the text is more than " + std::to_string(limit) + " tokens, more than the context (" +
+                        std::to_string(m.n_ctx()) + ") and `capacity` hold");
+    if (ids->size() <= size_t(capacity) && !ids->empty()) std::copy(ids->begin(), ids->end(), non_null(tokens, "tokens"));
+    return static_cast<int32_t>(ids->size());
   });
 }
 
@@ -206,8 +218,16 @@ int kiln_feed(kiln_session* session, const int32_t* tokens, int32_t n_tokens) {
     kiln_session& s = checked(session, "session");
     check_count(n_tokens, "n_tokens");
     if (n_tokens > 0) non_null(tokens, "tokens");
-    s.has_logits = false;
-    s.session.ingest({tokens, static_cast<size_t>(n_tokens)});
+    const int before = s.session.n_past();
+    try {
+      s.session.ingest({tokens, static_cast<size_t>(n_tokens)});
+    } catch (...) {
+      // Refused before anything changed (tokens that do not fit, none at
+      // all, a bad id in the first batch): the logits are still the last
+      // token's. Otherwise earlier batches went in, and no logits are theirs.
+      if (s.session.n_past() != before) s.has_logits = false;
+      throw;
+    }
     s.has_logits = true;
     for (int32_t i = 0; i < n_tokens; ++i) s.sampler.accept(tokens[i]);
     return 0;

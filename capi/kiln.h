@@ -12,6 +12,11 @@
  * Errors: a function that can fail returns NULL or a negative number, and
  * kiln_last_error() then says why in one line. No function throws, aborts or
  * exits on bad input.
+ *
+ * The library is compiled for an instruction set (-march). Loading it runs
+ * none of its code; on a CPU without what it was compiled for,
+ * kiln_model_load returns NULL and kiln_last_error() names the missing
+ * extensions (no other function may be called then).
  */
 #ifndef KILN_H
 #define KILN_H
@@ -75,7 +80,10 @@ KILN_API int kiln_token_is_eog(const kiln_model* model, int32_t token);
  * parse_special: control tokens spelled out in the text become those tokens
  * (the command-line program's prompts do both). Returns the number of tokens,
  * having written them only if it is at most `capacity` (call again with a
- * larger array otherwise), or -1. */
+ * larger array otherwise), or -1. A text that needs more tokens than both
+ * `capacity` and the context hold is -1 too, found out early: without
+ * reading it if its length proves it, else without tokenizing more than that
+ * (to tokenize a text longer than the context, pass a large enough array). */
 KILN_API int32_t kiln_tokenize(const kiln_model* model, const char* text, size_t text_len, int add_special,
                                int parse_special, int32_t* tokens, int32_t capacity);
 
@@ -102,8 +110,10 @@ KILN_API int kiln_session_reset(kiln_session* session);
 KILN_API int32_t kiln_session_n_past(const kiln_session* session);
 
 /* Appends tokens to the context and computes the logits of the last one;
- * the sampler records them (repetition penalty). 0 or -1 (then the context
- * holds whatever fitted before the failing batch). */
+ * the sampler records them (repetition penalty). 0 or -1. Tokens that do not
+ * fit in the context are refused before anything changes: kiln_logits and
+ * kiln_sample go on as before. After a failure part-way (a bad token id in
+ * a later batch) the context holds the batches before it, and no logits. */
 KILN_API int kiln_feed(kiln_session* session, const int32_t* tokens, int32_t n_tokens);
 /* The n_vocab logits of the last token fed, valid until the session next
  * changes; NULL if nothing was fed since the last reset. */

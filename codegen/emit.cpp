@@ -77,7 +77,10 @@ void emit_config(std::ostringstream& o, const ModelDesc& d, const BuildOptions& 
 
 void emit_desc(std::ostringstream& o, const ModelDesc& d) {
   o << "// What this code was generated for; a GGUF given at run time must match it.\n"
-    << "const kiln::ModelDesc kCompiledDesc{\n"
+    << "// Made on first use, not at start-up: loading a model's shared library runs\n"
+    << "// none of its code before kiln_model_load has checked the CPU (capi/cpu_gate.cpp).\n"
+    << "const kiln::ModelDesc& compiled_desc() {\n"
+    << "  static const kiln::ModelDesc desc{\n"
     << "    " << quoted(d.arch) << ",\n    kiln::Hyperparams{";
   const char* sep = "";
   visit_hparams(d.hp, [&](const char* id, const char*, const auto& v) {
@@ -92,7 +95,7 @@ void emit_desc(std::ostringstream& o, const ModelDesc& d) {
     for (size_t i = 0; i < t.dims.size(); ++i) o << (i ? ", " : "") << t.dims[i];
     o << "}},\n";
   }
-  o << "    }};\n\n";
+  o << "    }};\n  return desc;\n}\n\n";
 }
 
 // The timed forward pass of the model in namespace `ns`, declared in
@@ -142,7 +145,7 @@ std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std:
 // <name>.weights.cpp: the weight image as the program's read-only data,
 // assembled from the file by .incbin (the compiler never sees its bytes, so
 // gigabytes cost the assembler a copy and nothing else). It starts on a 2 MB
-// boundary, so that it can be mapped with 2 MB pages (WeightImage::advise_huge_pages).
+// boundary, so that it can be mapped with 2 MB pages (models/weight_image.hpp).
 // On x86-64 it goes to .lrodata, which the linker places after everything
 // else: the rest of the program stays within reach of the 32-bit offsets the
 // default code model uses, however large the image is. The code refers to
@@ -218,12 +221,12 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
   m << "using Compiled = kiln::decoder::CompiledModel<generated::Config, generated::Forward>;\n\n"
     << "}  // namespace\n\n"
     << "std::unique_ptr<kiln::Model> load(const std::string& gguf_path) {\n"
-    << "  return std::make_unique<Compiled>(kCompiledDesc, gguf_path);\n"
+    << "  return std::make_unique<Compiled>(compiled_desc(), gguf_path);\n"
     << "}\n\n"
     << "std::unique_ptr<kiln::Model> load() {\n";
   if (embed)
     m << "  const std::span<const uint8_t> image(" << image_symbol << ", size_t(" << image_symbol << "_size));\n"
-      << "  return std::make_unique<Compiled>(kCompiledDesc, image, " << quoted(opt.name + " (built in)") << ");\n";
+      << "  return std::make_unique<Compiled>(compiled_desc(), image, " << quoted(opt.name + " (built in)") << ");\n";
   else
     m << "  return load(kiln::default_model_path(" << quoted(gguf_file) << ", kDefaultGguf));\n";
   m << "}\n\n}  // namespace " << ns << "\n";

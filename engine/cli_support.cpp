@@ -5,7 +5,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include "engine/error.hpp"
 
@@ -27,13 +26,18 @@ long long parse_int(const std::string& flag, const std::string& text, long long 
   return v;
 }
 
-std::string read_text_file(const std::string& flag, const std::string& path, const std::string& what) {
+std::string read_text_file(const std::string& flag, const std::string& path, const std::string& what,
+                           size_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw Error(flag + ": '" + path + "' is a folder, not a " + what);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(flag + ": cannot read " + what + " '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  char chunk[1 << 16];
+  while (text.size() <= max_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
+    text.append(chunk, static_cast<size_t>(in.gcount()));
   if (in.bad()) throw Error(flag + ": error while reading '" + path + "'");
+  if (text.size() > max_bytes) text.resize(max_bytes + 1);
   return text;
 }
 

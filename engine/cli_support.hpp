@@ -17,10 +17,12 @@ long long parse_int(const std::string& flag, const std::string& text, long long 
 // "<flag>: missing value" when the flag is the last argument.
 std::string flag_value(int argc, char** argv, int& i);
 
-// The whole of the file a flag names (-f); a folder or an unreadable file is
-// a kiln::Error naming the flag, the path and `what` the file was to be
-// ("prompt file").
-std::string read_text_file(const std::string& flag, const std::string& path, const std::string& what);
+// The whole of the file a flag names (-f), or only its first max_bytes + 1
+// bytes if it is longer (which says so, without reading the rest); a folder
+// or an unreadable file is a kiln::Error naming the flag, the path and `what`
+// the file was to be ("prompt file").
+std::string read_text_file(const std::string& flag, const std::string& path, const std::string& what,
+                           size_t max_bytes = std::string::npos);
 
 // Writes and flushes `text`. The first failed write (a closed pipe with
 // SIGPIPE ignored, a full disk) is a kiln::Error: nobody reads what would follow.

@@ -82,7 +82,7 @@ function(kiln_add_model name)
     target_sources(${name}_model PRIVATE "${out}/${name}.weights.cpp" "${out}/${name}.weights")
     # Segments aligned to 2 MB in the file as in memory: the image's 2 MB
     # boundaries then fall on the file's, so the kernel can map its
-    # page-cache folios with 2 MB pages (WeightImage::advise_huge_pages).
+    # page-cache folios with 2 MB pages (models/weight_image.hpp).
     target_link_options(${name}_model INTERFACE LINKER:-z,max-page-size=0x200000)
   endif()
 

@@ -6,13 +6,15 @@
 #include <cstring>
 
 #include "engine/error.hpp"
+#include "engine/files/content_hash.hpp"
+#include "engine/files/mapped_file.hpp"
 
 namespace kiln {
 
 namespace {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'W', 'I', 'M', 'G'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: with the checksum
 
 struct Header {
   char magic[8];
@@ -23,7 +25,7 @@ struct Header {
   uint64_t gguf_header_bytes;
   uint64_t table_offset;
   uint64_t total_bytes;
-  uint64_t reserved;
+  uint64_t checksum;  // see image_checksum
 };
 static_assert(sizeof(Header) == 64);
 
@@ -37,6 +39,17 @@ struct TableEntry {
 static_assert(sizeof(TableEntry) == 24);
 
 constexpr uint64_t round_up(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
+
+// The content hash (engine/files/content_hash.hpp) of what an image holds,
+// chained: `entries_hash` (the GGUF header, then every entry in order, as
+// the writer adds them and the reader binds them), then the table and the
+// header with its checksum zeroed. Only the padding between entries, zeros
+// nobody reads, is left out.
+uint64_t image_checksum(uint64_t entries_hash, std::span<const uint8_t> table, Header h) {
+  h.checksum = 0;
+  const uint64_t with_table = content_hash(table, entries_hash);
+  return content_hash({reinterpret_cast<const uint8_t*>(&h), sizeof h}, with_table);
+}
 
 const char* form_name(WeightForm form) {
   switch (form) {
@@ -54,6 +67,7 @@ WeightImageWriter::WeightImageWriter(const std::string& path, std::span<const ui
   const Header placeholder{};
   write(&placeholder, sizeof placeholder);
   write(gguf_header.data(), gguf_header.size());
+  entries_hash_ = content_hash(gguf_header);
 }
 
 void WeightImageWriter::write(const void* data, size_t n) {
@@ -70,17 +84,21 @@ void WeightImageWriter::add(WeightForm form, const std::string& name, std::span<
   pad_to(kWeightImageAlignment);
   entries_.push_back({at_, bytes.size(), form, name});
   write(bytes.data(), bytes.size());
+  entries_hash_ = content_hash(bytes, entries_hash_);
 }
 
 void WeightImageWriter::finish() {
   pad_to(8);
   const uint64_t table_offset = at_;
+  std::vector<uint8_t> table;
   for (const Entry& e : entries_) {
     const TableEntry t{e.offset, e.bytes, static_cast<uint32_t>(e.form), static_cast<uint32_t>(e.name.size())};
-    write(&t, sizeof t);
-    write(e.name.data(), e.name.size());
-    pad_to(8);
+    const auto* record = reinterpret_cast<const uint8_t*>(&t);
+    table.insert(table.end(), record, record + sizeof t);
+    table.insert(table.end(), e.name.begin(), e.name.end());
+    table.resize(round_up(table.size(), 8));
   }
+  write(table.data(), table.size());
   Header h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.version = kVersion;
@@ -90,11 +108,14 @@ void WeightImageWriter::finish() {
   h.gguf_header_bytes = gguf_header_bytes_;
   h.table_offset = table_offset;
   h.total_bytes = at_;
+  h.checksum = image_checksum(entries_hash_, table, h);
   out_.write_at(0, {reinterpret_cast<const uint8_t*>(&h), sizeof h});
   out_.commit();
 }
 
 WeightImage::WeightImage(std::span<const uint8_t> bytes, std::string name) : name_(std::move(name)), bytes_(bytes) {
+  check_mapped_file_holds(bytes, name_);  // before any byte is read: a copy cut short would raise SIGBUS
+  advise_huge_pages();
   Header h;
   if (bytes.size() < sizeof h) throw Error(name_ + ": the weight image is shorter than its header");
   std::memcpy(&h, bytes.data(), sizeof h);
@@ -108,6 +129,7 @@ WeightImage::WeightImage(std::span<const uint8_t> bytes, std::string name) : nam
   file_hash_ = h.file_hash;
 
   uint64_t at = h.table_offset;
+  uint64_t entries_hash = content_hash(gguf_header_);
   entries_.reserve(h.n_entries);
   for (uint32_t i = 0; i < h.n_entries; ++i) {
     TableEntry t;
@@ -119,8 +141,13 @@ WeightImage::WeightImage(std::span<const uint8_t> bytes, std::string name) : nam
       throw Error(name_ + ": entry " + std::to_string(i) + " of the weight image is malformed");
     entries_.push_back({bytes.data() + t.offset, static_cast<WeightForm>(t.form),
                         std::string(reinterpret_cast<const char*>(bytes.data() + at), t.name_bytes)});
+    entries_hash = content_hash(bytes.subspan(t.offset, t.bytes), entries_hash);
     at = round_up(at + t.name_bytes, 8);
   }
+  if (at != h.total_bytes) throw Error(name_ + ": the weight image's table does not end where the image does");
+  if (image_checksum(entries_hash, bytes.subspan(h.table_offset), h) != h.checksum)
+    throw Error(name_ + ": the built-in weights are damaged: their checksum does not match the one recorded when "
+                        "they were built (build or copy the program again)");
 }
 
 void WeightImage::advise_huge_pages() const {

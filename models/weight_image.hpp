@@ -4,7 +4,8 @@
 //
 //   header    64 bytes: magic "KILNWIMG", format version, entry count, the
 //             content hash of the GGUF (for the model's fingerprint), where
-//             the GGUF header and the table are, the image's size;
+//             the GGUF header and the table are, the image's size, and the
+//             checksum of all of it (engine/files/content_hash.hpp);
 //   the GGUF's first data_offset() bytes: its metadata and tensor directory
 //             (tokenizer, chat template, the model description);
 //   entries   each weight in the form the forward pass reads it (matrices
@@ -61,28 +62,23 @@ class WeightImageWriter {
   uint64_t at_ = 0;
   uint64_t gguf_header_bytes_ = 0;
   uint64_t file_hash_ = 0;
+  uint64_t entries_hash_ = 0;  // the GGUF header and the entries so far (the checksum's start)
   std::vector<Entry> entries_;
 };
 
 // An image in memory (the program's own read-only data), read in place.
 class WeightImage {
  public:
-  // Checks the header, the table and that every entry lies inside `bytes`;
-  // throws kiln::Error naming `name` otherwise.
+  // Checks, throwing kiln::Error naming `name` in one line otherwise: that a
+  // program's file holds all of `bytes` (a copy cut short would raise
+  // SIGBUS), the header, the table, that every entry lies inside `bytes`,
+  // and the checksum over all of them, which reads every byte (at memory
+  // speed: docs/benchmarks.md).
   WeightImage(std::span<const uint8_t> bytes, std::string name);
 
   const std::string& name() const { return name_; }
   std::span<const uint8_t> gguf_header() const { return gguf_header_; }
   uint64_t file_hash() const { return file_hash_; }
-
-  // Asks the kernel to map the image with 2 MB pages where it can
-  // (MADV_HUGEPAGE): the image starts on a 2 MB boundary of both the
-  // program's address space and its file (kiln_add_model links EMBED
-  // programs with -z max-page-size=2M), so page-cache folios of that size are
-  // mapped whole, and the forward pass, which streams the matrices, takes a
-  // TLB miss per 2 MB instead of per 4 KB. Without it, the weights' pages are
-  // still read in place, only more slowly.
-  void advise_huge_pages() const;
 
   // The next entry, which must be `form` of `tensor`: the image was packed
   // by the same binding code that asks for it, so anything else is a
@@ -90,6 +86,16 @@ class WeightImage {
   const uint8_t* next(WeightForm form, const std::string& tensor);
 
  private:
+  // Asks the kernel to map the image with 2 MB pages where it can
+  // (MADV_HUGEPAGE), before the checksum first reads it: the image starts on
+  // a 2 MB boundary of both the program's address space and its file
+  // (kiln_add_model links EMBED programs with -z max-page-size=2M), so
+  // page-cache folios of that size are mapped whole, and the checksum and the
+  // forward pass, which stream the matrices, take a TLB miss per 2 MB instead
+  // of per 4 KB. Without it, the weights' pages are still read in place, only
+  // more slowly.
+  void advise_huge_pages() const;
+
   struct Entry {
     const uint8_t* data;
     WeightForm form;

@@ -5,11 +5,16 @@
 // reports bad input through its return value and kiln_last_error().
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "kernels/arch/cpu_features.hpp"
 #include "kiln.h"
 #include "tests/run_process.hpp"
 #include "tests/temp_folder.hpp"
@@ -134,6 +139,80 @@ TEST_CASE("a session's state saved through the C API continues in another sessio
   CHECK(got == want);
   CHECK(kiln_session_load(b.session, dir.file("missing").c_str()) == -1);
   CHECK(last_error().find("missing") != std::string::npos);
+}
+
+TEST_CASE("a refused kiln_feed changes nothing: the last logits stay readable and sampling goes on") {
+  Handles h;
+  const int32_t n_ctx = kiln_model_n_ctx(h.model);
+  const Tokens start = tokenize(h.model, kPrompts[0]);
+  REQUIRE(kiln_feed(h.session, start.data(), int32_t(start.size())) == 0);
+  const int32_t n_vocab = kiln_model_n_vocab(h.model);
+  const std::vector<float> logits(kiln_logits(h.session), kiln_logits(h.session) + n_vocab);
+  const int32_t next = kiln_sample(h.session);
+  REQUIRE(next >= 0);
+
+  const Tokens too_many(size_t(n_ctx), 100);  // more than the context has left
+  CHECK(kiln_feed(h.session, too_many.data(), int32_t(too_many.size())) == -1);
+  CHECK(last_error().find("do not fit in the context") != std::string::npos);
+  CHECK(kiln_session_n_past(h.session) == int32_t(start.size()));
+  const float* after = kiln_logits(h.session);
+  REQUIRE_MESSAGE(after, last_error());
+  CHECK(std::vector<float>(after, after + n_vocab) == logits);
+  CHECK(kiln_sample(h.session) == next);
+
+  // A full context refuses even one more token, and still samples.
+  const Tokens fill(size_t(n_ctx) - start.size(), 100);
+  REQUIRE(kiln_feed(h.session, fill.data(), int32_t(fill.size())) == 0);
+  const int32_t last = kiln_sample(h.session);
+  CHECK(kiln_feed(h.session, &last, 1) == -1);
+  CHECK(kiln_logits(h.session) != nullptr);
+  CHECK(kiln_sample(h.session) == last);
+}
+
+TEST_CASE("kiln_tokenize gives up early on a text longer than both the context and the array") {
+  Handles h;
+  const int32_t n_ctx = kiln_model_n_ctx(h.model);
+  const std::string huge(size_t{100} << 20, 'a');
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(kiln_tokenize(h.model, huge.data(), huge.size(), 1, 1, nullptr, 0) == -1);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 1.0);
+  CHECK(last_error() == "kiln_tokenize: the text is more than " + std::to_string(n_ctx) +
+                            " tokens, more than the context (" + std::to_string(n_ctx) + ") and `capacity` hold");
+
+  // Longer than the context, but a large enough array takes it all.
+  std::string story;
+  while (story.size() < 8 * size_t(n_ctx)) story += "Once upon a time there was a dog. ";
+  CHECK(kiln_tokenize(h.model, story.data(), story.size(), 1, 1, nullptr, 0) == -1);
+  Tokens ids(4 * size_t(n_ctx));
+  const int32_t n = kiln_tokenize(h.model, story.data(), story.size(), 1, 1, ids.data(), int32_t(ids.size()));
+  CHECK(n > n_ctx);
+  CHECK(n <= int32_t(ids.size()));
+}
+
+// The library built for this machine (-march=native here, where CI has
+// AVX-512), loaded by the C example on an emulated CPU without what it was
+// compiled for: kiln_model_load says so, and the host goes on to report it
+// and exit as it chooses, instead of being ended by the library.
+TEST_CASE("on a CPU without what the library was compiled for, kiln_model_load refuses and the host goes on") {
+  constexpr uint32_t kHaswell = kiln::cpu::kSse3 | kiln::cpu::kSsse3 | kiln::cpu::kSse41 | kiln::cpu::kSse42 |
+                                kiln::cpu::kPopcnt | kiln::cpu::kAvx | kiln::cpu::kAvx2 | kiln::cpu::kFma |
+                                kiln::cpu::kF16c | kiln::cpu::kBmi2;
+  const char* const qemu = "/usr/bin/qemu-x86_64";
+#if defined(__SANITIZE_ADDRESS__)
+  MESSAGE("skipped: the sanitizers' runtime does not run under qemu-user");
+  return;
+#endif
+  if ((kiln::cpu::kRequiredFeatures & ~kHaswell) == 0 || ::access(qemu, X_OK) != 0) {
+    MESSAGE("skipped: needs qemu-user (Debian's qemu-user) and a build for more than a Haswell CPU has");
+    return;
+  }
+  const auto r = kiln::test::run_process({qemu, "-cpu", "Haswell", C_EXAMPLE, "-p", "Once", "-n", "4"});
+  CHECK(r.exit_code == 1);  // the example's own exit, after kiln_model_load returned NULL
+  CHECK(r.out.empty());
+  // After qemu's warnings about the CPU it emulates: the example's one line.
+  const size_t line = r.err.rfind('\n', r.err.size() - 2) + 1;
+  CHECK(r.err.substr(line).starts_with("generate: kiln_model_load: this binary needs "));
+  CHECK(r.err.substr(line).find("; this CPU lacks") != std::string::npos);
 }
 
 TEST_CASE("the C API reports bad input through return values and kiln_last_error") {

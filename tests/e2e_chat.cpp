@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include "engine/chat/chat_prompt.hpp"
@@ -113,11 +114,11 @@ TEST_CASE("each later turn computes only its new tokens, and reuse does not chan
   kiln::chat::Conversation conv(model().tokenizer(), kiln::chat::ChatTemplate(kiln::chat::kChatMlTemplate, "chatml"), {});
   conv.add_message("user", "A story about a cat.");
   kiln::Session session(model());
-  const Tokens first = conv.prompt_for_reply();
+  const Tokens first = *conv.prompt_for_reply();
   const Tokens reply = greedy(session, first, 24);
   conv.add_reply(reply, text_of(reply, first));
   conv.add_message("user", "And then?");
-  const Tokens second = conv.prompt_for_reply();
+  const Tokens second = *conv.prompt_for_reply();
   CHECK(conv.last_tokenized() ==
         static_cast<int>(kiln::chat::tokenize_rendered(model().tokenizer(),
                                                        "<|im_end|>\n<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n",
@@ -130,16 +131,38 @@ TEST_CASE("each later turn computes only its new tokens, and reuse does not chan
   kiln::Session fresh(model());
   CHECK(greedy(fresh, second, 24) == reused_reply);
   CHECK(chat.out.find(text_of(reused_reply, second)) != std::string::npos);
+
+  // A turn that would not fit is dropped, and the conversation is as it was.
+  const std::string before = conv.rendered();
+  conv.add_message("user", std::string(4000, 'a'));
+  CHECK(conv.prompt_for_reply(second.size() + 100) == std::nullopt);
+  CHECK(conv.rendered() == before);
+  CHECK(conv.prompt_for_reply().has_value());
+  CHECK(conv.rendered() == before);
 }
 
-TEST_CASE("a conversation that outgrows the context ends with a message and the timing summary") {
+TEST_CASE("-cnv: a line too long for the context is refused, as in -i, and the conversation goes on") {
+  const std::string refused = "conversation: with this line the prompt would fill the context (512 tokens, set at "
+                              "build time: kiln_add_model CTX); it was not added";
+  std::string too_long;
+  for (int i = 0; i < 400; ++i) too_long += "Once upon a time there was a dog. ";
+  const auto chat = run_process({STORIES_BIN, "-cnv", "--temp", "0", "-n", "8", "-t", "1"}, too_long + "\nHi\n");
+  CHECK(chat.exit_code == 0);
+  CHECK(chat.err.find(refused) != std::string::npos);
+  // The refused line, the next (answered as turn 1), and the end of input.
+  CHECK(chat.out.substr(0, 4) == "> > ");
+  REQUIRE(turns(chat.err).size() == 1);
+  CHECK(turns(chat.err)[0].reused == 0);
+
+  // A conversation that fills the context: each line that no longer fits is
+  // refused, and the timing summary still comes at the end of the input.
   std::string input;
   for (int i = 0; i < 12; ++i) input += "Tell me more about the cat and the dog.\n";
-  const auto chat = run_process({STORIES_BIN, "-cnv", "--temp", "0", "-n", "100", "-t", "1"}, input);
-  CHECK(chat.exit_code == 0);
-  CHECK(chat.err.find("tokens of context, the model holds 512") != std::string::npos);
-  CHECK(chat.err.find("time to 1st token") != std::string::npos);
-  CHECK(turns(chat.err).size() < 12);
+  const auto full = run_process({STORIES_BIN, "-cnv", "--temp", "0", "-n", "100", "-t", "1"}, input);
+  CHECK(full.exit_code == 0);
+  CHECK(full.err.find(refused) != std::string::npos);
+  CHECK(full.err.find("time to 1st token") != std::string::npos);
+  CHECK(turns(full.err).size() < 12);
 }
 
 TEST_CASE("--chat-template-file renders with that template; bad chat flags and templates are one-line errors") {

@@ -115,15 +115,39 @@ TEST_CASE("a prompt longer than the context is refused before any of it is print
   CHECK(contains(r.err, "but the context holds 512"));
 }
 
+TEST_CASE("a 100 MB prompt file is refused at once, having read only what the context could hold") {
+  TempFolder tmp("cli-huge-prompt");
+  const std::string file = tmp.file("prompt.txt");
+  {
+    std::ofstream out(file, std::ios::binary);
+    const std::string story(1 << 20, 'a');
+    for (int i = 0; i < 100; ++i) out << story;
+  }
+  const auto r = run_process({STORIES_BIN, "-f", file, "-n", "1", "-t", "1"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.empty());
+  CHECK(contains(r.err, "the prompt is more than 512 tokens, but the context holds 512"));
+  CHECK(r.seconds < 1.0);            // tokenizing all of it took half a minute
+  CHECK(r.peak_rss_kb < 100 * 1024);  // and gigabytes
+}
+
 TEST_CASE("-i: a line too long for the context is refused, and the session goes on") {
   std::string too_long;
   for (int i = 0; i < 400; ++i) too_long += "Once upon a time there was a dog. ";
   const auto r = run_bounded({"-p", "Once", "-n", "3", "--temp", "0", "-i"}, too_long + "\nThe cat\n");
   CHECK(r.exit_code == 0);
-  CHECK(contains(r.err, "it was not added"));
+  CHECK(contains(r.err, "this line is more than the 507 of 512 positions the context has left; it was not added"));
   // Both turns ran: the refused one and the next, which generated.
   CHECK(std::count(r.out.begin(), r.out.end(), '>') == 3);
   CHECK(contains(r.err, "turn: reused"));
+
+  // A line of 20 MB is refused without being tokenized.
+  const auto huge = run_process({STORIES_BIN, "-p", "Once", "-n", "3", "--temp", "0", "-t", "1", "-i"},
+                                std::string(20 << 20, 'a') + "\nThe cat\n");
+  CHECK(huge.exit_code == 0);
+  CHECK(contains(huge.err, "it was not added"));
+  CHECK(contains(huge.err, "turn: reused"));
+  CHECK(huge.peak_rss_kb < 200 * 1024);  // the line and a copy of it; tokenizing it took a gigabyte
 }
 
 TEST_CASE("the first failed write to stdout ends the run with exit status 1") {

@@ -4,9 +4,12 @@
 // and has the same fingerprint, so saved states move between the two; -m
 // still takes a GGUF, checked as ever. And where a GGUF-backed program looks
 // for its file when given no -m: next to it, $KILN_MODEL_PATH, and one line
-// when the variable names nothing.
+// when the variable names nothing. A damaged copy (bytes flipped in its
+// weights, or cut short inside them) stops with one line.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -120,4 +123,59 @@ TEST_CASE("a GGUF-backed program finds its file next to it or through KILN_MODEL
   CHECK(missing.out.empty());
   CHECK(missing.err == "kiln_test_stories260K: error: KILN_MODEL_PATH names '" + other.file("missing.gguf") +
                            "', which is not a file\n");
+}
+
+namespace {
+
+// Where the weight image starts in a program's file: on a 2 MB boundary
+// (kiln_add_model links EMBED programs so), with its header's magic.
+size_t image_offset(const std::vector<uint8_t>& program) {
+  const std::string magic = "KILNWIMG";
+  for (size_t at = 0; at + magic.size() <= program.size(); at += size_t{2} << 20)
+    if (std::equal(magic.begin(), magic.end(), program.begin() + static_cast<std::ptrdiff_t>(at))) return at;
+  FAIL("no weight image on a 2 MB boundary of " EMBED_BIN);
+  return 0;
+}
+
+uint64_t image_bytes(const std::vector<uint8_t>& program, size_t image) {
+  uint64_t total = 0;
+  std::memcpy(&total, program.data() + image + 48, sizeof total);  // the header's total_bytes
+  return total;
+}
+
+// `program` copied into `folder`, made executable.
+std::string write_program(const TempFolder& folder, const std::vector<uint8_t>& bytes) {
+  const std::string path = folder.file("program");
+  kiln::test::write_bytes(path, bytes);
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("damaged built-in weights are one line and exit status 1: flipped bytes, a copy cut short" *
+          kiln::test::needs_fixtures) {
+  const std::vector<uint8_t> program = kiln::test::read_bytes(EMBED_BIN);
+  const size_t image = image_offset(program);
+  const uint64_t total = image_bytes(program, image);
+  REQUIRE(image + total <= program.size());
+
+  TempFolder folder("embed-damaged");
+  std::vector<uint8_t> flipped = program;
+  for (size_t at = image + total / 2; at < image + total / 2 + 4096; ++at) flipped[at] ^= 0x5a;
+  const auto from_flipped = run_process(command(write_program(folder, flipped)));
+  CHECK(from_flipped.exit_code == 1);
+  CHECK(from_flipped.out.empty());
+  CHECK(from_flipped.err == "kiln_test_stories260K_embed: error: kiln_test_stories260K_embed (built in): the built-in "
+                            "weights are damaged: their checksum does not match the one recorded when they were built "
+                            "(build or copy the program again)\n");
+
+  const std::vector<uint8_t> cut(program.begin(), program.begin() + static_cast<std::ptrdiff_t>(image + total / 2));
+  const std::string cut_path = write_program(folder, cut);
+  const auto from_cut = run_process(command(cut_path));
+  CHECK(from_cut.exit_code == 1);  // not a signal
+  CHECK(from_cut.out.empty());
+  CHECK(from_cut.err == "kiln_test_stories260K_embed: error: kiln_test_stories260K_embed (built in): " + cut_path +
+                            " is cut short: it has " + std::to_string(cut.size()) + " bytes, " +
+                            std::to_string(image + total) + " are needed (copy it again)\n");
 }

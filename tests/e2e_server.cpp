@@ -226,6 +226,13 @@ TEST_CASE("bad requests get OpenAI-style JSON errors, and the server goes on ser
   for (int i = 0; i < 300; ++i) long_prompt += "Once upon a time ";
   const json too_long = error_of("/v1/completions", json{{"prompt", long_prompt}}.dump(), 400);
   CHECK(too_long["message"].get<std::string>().find("but the context holds 512") != std::string::npos);
+  // 7 MB, under the body limit: refused before it is tokenized, as a prompt and as a message.
+  const std::string huge(size_t{7} << 20, 'a');
+  for (const auto& [path, body] : {std::pair<std::string, json>{"/v1/completions", {{"prompt", huge}}},
+                                   {"/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", huge}}}}}}}) {
+    CHECK(error_of(path, body.dump(), 400)["message"] ==
+          "the prompt is more than 512 tokens, but the context holds 512 (set at build time: kiln_add_model CTX)");
+  }
   const Reply missing = get(server, "/v1/nothing");
   CHECK(missing.status == 404);
   CHECK(missing.body["error"]["type"] == "not_found_error");

@@ -95,7 +95,7 @@ TEST_CASE("a conversation's next turn keeps the tokens so far and tokenizes only
   Conversation chat(tok, ChatTemplate(*gguf_chat_template(f), "qwen3"), std::tm{});
   chat.add_message("system", "Be brief.");
   chat.add_message("user", "Hi");
-  const std::vector<int32_t> first = chat.prompt_for_reply();
+  const std::vector<int32_t> first = *chat.prompt_for_reply();
   CHECK(chat.last_tokenized() == static_cast<int>(first.size()));
   CHECK(first == tok.encode(chat.rendered(), true, true));
 
@@ -105,7 +105,7 @@ TEST_CASE("a conversation's next turn keeps the tokens so far and tokenizes only
   for (int32_t t : tok.encode("re", false)) reply.push_back(t);
   chat.add_reply(reply, "Hello there");
   chat.add_message("user", "More?");
-  const std::vector<int32_t> second = chat.prompt_for_reply();
+  const std::vector<int32_t> second = *chat.prompt_for_reply();
   REQUIRE(second.size() > first.size() + reply.size());
   CHECK(std::equal(first.begin(), first.end(), second.begin()));
   CHECK(std::equal(reply.begin(), reply.end(), second.begin() + static_cast<std::ptrdiff_t>(first.size())));
@@ -116,7 +116,7 @@ TEST_CASE("a conversation's next turn keeps the tokens so far and tokenizes only
   // Qwen3's template drops an earlier reply's reasoning: the text changed, so all of it is tokenized again.
   chat.add_reply(tok.encode("<think>\nhm\n</think>\n\nYes.", false, true), "<think>\nhm\n</think>\n\nYes.");
   chat.add_message("user", "Why?");
-  const std::vector<int32_t> third = chat.prompt_for_reply();
+  const std::vector<int32_t> third = *chat.prompt_for_reply();
   CHECK(chat.rendered().find("hm") == std::string::npos);
   CHECK(chat.last_tokenized() == static_cast<int>(third.size()));
   CHECK(third == tok.encode(chat.rendered(), true, true));

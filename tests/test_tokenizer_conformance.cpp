@@ -63,7 +63,34 @@ void check_vocab_cases(const std::string& name) {
                << " ms");
 }
 
+// A limit on the tokens: the cases encode to the same ids within their own
+// count and give up one below it, with special-token text read as tokens
+// and BOS added; no case is shorter in tokens than its bytes divided by the
+// longest token's (the bound that refuses a text unread); a text far too
+// long for the limit is given up on before it is read.
+void check_token_limit(const std::string& name) {
+  const Tokenizer tok = Tokenizer::from_gguf(open_shared("tokenizer-tests/ggml-vocab-" + name + ".gguf"));
+  for (const VocabCase& c : read_vocab_cases(kShared + "/tokenizer-tests/ggml-vocab-" + name + ".gguf")) {
+    CAPTURE(c.text);
+    const std::vector<int32_t> ids = tok.encode(c.text, /*add_special=*/true, /*parse_special=*/true);
+    CHECK(tok.encode_at_most(ids.size(), c.text, true, true) == ids);
+    if (!ids.empty()) CHECK(tok.encode_at_most(ids.size() - 1, c.text, true, true) == std::nullopt);
+    CHECK(c.text.size() <= ids.size() * tok.max_token_bytes());
+  }
+  const std::string huge(size_t{100} << 20, 'a');
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(tok.encode_at_most(4096, huge, true, true) == std::nullopt);
+  CHECK(seconds_since(start) < 0.1);  // tokenizing it all takes tens of seconds
+}
+
 }  // namespace
+
+TEST_CASE("every vocab: a limit on the tokens, and texts too long for it given up on early" * needs_fixtures) {
+  for (const std::string name : {"llama-spm", "phi-3", "gpt-2", "deepseek-llm", "deepseek-coder", "llama-bpe", "qwen2"}) {
+    CAPTURE(name);
+    check_token_limit(name);
+  }
+}
 
 TEST_CASE("llama-spm vocab: conformance cases" * needs_fixtures) { check_vocab_cases("llama-spm"); }
 TEST_CASE("phi-3 vocab: conformance cases" * needs_fixtures) { check_vocab_cases("phi-3"); }

@@ -78,3 +78,20 @@ TEST_CASE("a damaged image is refused") {
   bad_entry[bad_entry.size() - 24 - 8] = 0xff;  // the last table record's offset: far outside
   CHECK_THROWS_AS(kiln::WeightImage(bad_entry, "m"), kiln::Error);
 }
+
+TEST_CASE("a checksum covers every byte anything reads: the GGUF header, each entry, the table, the header") {
+  TempFolder tmp("image-checksum");
+  const std::vector<uint8_t> bytes = small_image(tmp);
+  const std::string damaged =
+      "m: the built-in weights are damaged: their checksum does not match the one recorded when they were built "
+      "(build or copy the program again)";
+  const kiln::WeightImage intact(bytes, "m");
+  // The header's file hash (byte 16), the GGUF header (64), an entry (128,
+  // then 192 on), a table record's name (the last bytes).
+  for (const size_t at : {size_t{16}, size_t{65}, size_t{130}, size_t{250}, bytes.size() - 8}) {
+    CAPTURE(at);
+    std::vector<uint8_t> flipped = bytes;
+    flipped[at] ^= 0x10;
+    CHECK_THROWS_WITH_AS(kiln::WeightImage(flipped, "m"), damaged.c_str(), kiln::Error);
+  }
+}

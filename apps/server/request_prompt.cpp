@@ -1,5 +1,7 @@
 #include "apps/server/request_prompt.hpp"
 
+#include <optional>
+
 #include "engine/chat/chat_prompt.hpp"
 #include "engine/error.hpp"
 #include "engine/session/session.hpp"
@@ -7,9 +9,20 @@
 
 namespace kiln {
 
+namespace {
+
+const char* prompt_field(const CompletionRequest& r) {
+  return r.endpoint == Endpoint::ChatCompletions ? "messages" : "prompt";
+}
+
+}  // namespace
+
 RequestPrompt request_prompt(const Model& model, const chat::ChatTemplate& chat_template, const CompletionRequest& r) {
   const Tokenizer& tok = model.tokenizer();
+  const size_t n_ctx = static_cast<size_t>(model.n_ctx());
   RequestPrompt p;
+  std::optional<std::vector<int32_t>> tokens;
+  // Tokenizing gives up as soon as the prompt is known not to fit.
   if (r.endpoint == Endpoint::ChatCompletions) {
     chat::Array messages;
     for (const ChatMessage& m : r.messages) messages.push_back(chat::chat_message(m.role, m.content));
@@ -18,12 +31,13 @@ RequestPrompt request_prompt(const Model& model, const chat::ChatTemplate& chat_
     } catch (const Error& e) {  // the template refused the conversation (raise_exception) or could not render it
       throw RequestError(400, std::string("the chat template cannot render these messages: ") + e.what(), "messages");
     }
-    p.tokens = chat::tokenize_rendered(tok, p.rendered, /*add_special=*/true);
+    tokens = chat::tokenize_rendered_at_most(n_ctx, tok, p.rendered, /*add_special=*/true);
   } else {
-    p.tokens = tok.encode(r.prompt, /*add_special=*/true, /*parse_special=*/true);
+    tokens = tok.encode_at_most(n_ctx, r.prompt, /*add_special=*/true, /*parse_special=*/true);
   }
+  if (!tokens) throw RequestError(400, prompt_longer_than_context(model), prompt_field(r));
+  p.tokens = std::move(*tokens);
   if (p.tokens.empty()) throw RequestError(400, "the prompt encodes to no tokens", "prompt");
-  check_request_fits(model, r, p.tokens.size());
   return p;
 }
 
@@ -31,7 +45,7 @@ void check_request_fits(const Model& model, const CompletionRequest& r, size_t n
   try {
     check_prompt_fits(model, n_tokens);
   } catch (const Error& e) {
-    throw RequestError(400, e.what(), r.endpoint == Endpoint::ChatCompletions ? "messages" : "prompt");
+    throw RequestError(400, e.what(), prompt_field(r));
   }
 }
 

@@ -9,6 +9,11 @@ std::optional<std::string> gguf_chat_template(const GgufFile& f) {
 }
 
 std::vector<int32_t> tokenize_rendered(const Tokenizer& tok, const Text& text, bool add_special, bool continues) {
+  return *tokenize_rendered_at_most(SIZE_MAX, tok, text, add_special, continues);
+}
+
+std::optional<std::vector<int32_t>> tokenize_rendered_at_most(size_t max_tokens, const Tokenizer& tok, const Text& text,
+                                                              bool add_special, bool continues) {
   Text body = text;
   if (add_special && tok.adds_bos() && tok.bos() >= 0) {
     const std::string_view bos = tok.piece(tok.bos());
@@ -19,7 +24,7 @@ std::vector<int32_t> tokenize_rendered(const Tokenizer& tok, const Text& text, b
       if (body.is_user(i)) return false;
     return true;
   };
-  return tok.encode(body.str(), add_special, template_text, continues);
+  return tok.encode_at_most(max_tokens, body.str(), add_special, template_text, continues);
 }
 
 Conversation::Conversation(const Tokenizer& tok, ChatTemplate tmpl, std::tm now)
@@ -50,20 +55,27 @@ bool extends_text(const Text& rendered, const std::string& known_text) {
   return !known_text.empty() && rendered.size() > known_text.size() && rendered.str().starts_with(known_text);
 }
 
-int extend_rendered(const Tokenizer& tok, const Text& rendered, const std::string& known_text,
-                    std::vector<int32_t>& tokens) {
-  if (!tokens.empty() && extends_text(rendered, known_text)) {
-    const std::vector<int32_t> more = tokenize_rendered(tok, rendered.substr(known_text.size()), false, true);
-    tokens.insert(tokens.end(), more.begin(), more.end());
-    return static_cast<int>(more.size());
-  }
-  tokens = tokenize_rendered(tok, rendered, true);
-  return static_cast<int>(tokens.size());
+std::optional<int> extend_rendered(const Tokenizer& tok, const Text& rendered, const std::string& known_text,
+                                   std::vector<int32_t>& tokens, size_t max_tokens) {
+  const bool extends = !tokens.empty() && extends_text(rendered, known_text);
+  if (extends && tokens.size() > max_tokens) return std::nullopt;
+  const std::optional<std::vector<int32_t>> more =
+      extends ? tokenize_rendered_at_most(max_tokens - tokens.size(), tok, rendered.substr(known_text.size()), false, true)
+              : tokenize_rendered_at_most(max_tokens, tok, rendered, true);
+  if (!more) return std::nullopt;
+  if (!extends) tokens.clear();
+  tokens.insert(tokens.end(), more->begin(), more->end());
+  return static_cast<int>(more->size());
 }
 
-const std::vector<int32_t>& Conversation::prompt_for_reply() {
+std::optional<std::vector<int32_t>> Conversation::prompt_for_reply(size_t max_tokens) {
   const Text rendered = template_.render(reply_inputs(tok_, messages_, now_));
-  last_tokenized_ = extend_rendered(tok_, rendered, text_, tokens_);
+  const std::optional<int> tokenized = extend_rendered(tok_, rendered, text_, tokens_, max_tokens);
+  if (!tokenized) {
+    messages_.pop_back();
+    return std::nullopt;
+  }
+  last_tokenized_ = *tokenized;
   text_ = rendered.str();
   return tokens_;
 }

@@ -25,6 +25,10 @@ std::optional<std::string> gguf_chat_template(const GgufFile& f);
 // asks, and then a BOS the template wrote at the very start is dropped so it
 // is not there twice (as llama.cpp does). continues: see Tokenizer::encode.
 std::vector<int32_t> tokenize_rendered(const Tokenizer& tok, const Text& text, bool add_special, bool continues = false);
+// tokenize_rendered, giving up (nullopt) as soon as the text is known to need
+// more than `max_tokens` tokens (Tokenizer::encode_at_most).
+std::optional<std::vector<int32_t>> tokenize_rendered_at_most(size_t max_tokens, const Tokenizer& tok, const Text& text,
+                                                              bool add_special, bool continues = false);
 
 // A {"role": ..., "content": ...} message of a template's `messages` list.
 Value chat_message(const std::string& role, const std::string& content);
@@ -40,9 +44,10 @@ bool extends_text(const Text& rendered, const std::string& known_text);
 // `known_text`: when `rendered` extends that text, they are kept and only the
 // added text is tokenized (continuing them), so earlier tokens, generated
 // replies included, stay as they were; otherwise all of `rendered` is
-// tokenized afresh. Returns how many tokens were tokenized.
-int extend_rendered(const Tokenizer& tok, const Text& rendered, const std::string& known_text,
-                    std::vector<int32_t>& tokens);
+// tokenized afresh. Returns how many tokens were tokenized; nullopt, with
+// `tokens` as they were, if they would be more than `max_tokens` in all.
+std::optional<int> extend_rendered(const Tokenizer& tok, const Text& rendered, const std::string& known_text,
+                                   std::vector<int32_t>& tokens, size_t max_tokens = SIZE_MAX);
 
 // A conversation in a model's chat format, as the tokens of its KV context.
 // Each turn's prompt keeps the tokens of earlier turns as they are (including
@@ -56,8 +61,10 @@ class Conversation {
   Conversation(const Tokenizer& tok, ChatTemplate tmpl, std::tm now);
 
   void add_message(const std::string& role, const std::string& content);
-  // The context to generate the assistant's next reply from.
-  const std::vector<int32_t>& prompt_for_reply();
+  // The context to generate the assistant's next reply from; nullopt if it
+  // would be more than `max_tokens` tokens, and then the last message added
+  // is dropped, which leaves the conversation as it was before it.
+  std::optional<std::vector<int32_t>> prompt_for_reply(size_t max_tokens = SIZE_MAX);
   // The reply as generated: its tokens (without the end-of-generation token)
   // and their text, which becomes the assistant message.
   void add_reply(std::span<const int32_t> tokens, const std::string& text);

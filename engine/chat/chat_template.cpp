@@ -27,10 +27,9 @@ Value range(const Args& a) {
     if (a.positional.size() == 3) step = int_arg(a.positional[2], "range");
   }
   if (step == 0) throw ValueError("range() arg 3 must not be zero");
-  constexpr long long kMaxItems = 1 << 20;  // Jinja's sandbox refuses ranges this long, too
   Array items;
   for (long long i = start; step > 0 ? i < stop : i > stop; i += step) {
-    if (static_cast<long long>(items.size()) >= kMaxItems) throw ValueError("range too big");
+    check_list_size(items.size() + 1);  // Jinja's sandbox refuses ranges this long, too
     items.emplace_back(static_cast<int64_t>(i));
   }
   return Value(std::move(items));
@@ -46,6 +45,8 @@ Value object_from(const Args& a, bool as_namespace) {
     obj->items = a.positional[0].as_object().items;
   }
   for (const auto& [k, v] : a.named) obj->set(k, v);
+  if (as_namespace)
+    for (const auto& [k, v] : obj->items) check_namespace_item(v);
   return Value(obj);
 }
 

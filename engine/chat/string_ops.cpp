@@ -99,16 +99,20 @@ Text strip(const Text& s, const std::optional<std::string>& chars, bool left, bo
 
 std::vector<Text> split(const Text& s, const std::optional<std::string>& sep, long long maxsplit) {
   std::vector<Text> parts;
+  const auto add = [&parts](Text part) {
+    check_list_size(parts.size() + 1);
+    parts.push_back(std::move(part));
+  };
   const std::string& str = s.str();
   if (sep) {
     if (sep->empty()) throw ValueError("empty separator");
     size_t start = 0;
     for (size_t found; (maxsplit < 0 || static_cast<long long>(parts.size()) < maxsplit) &&
                        (found = str.find(*sep, start)) != std::string::npos;) {
-      parts.push_back(s.substr(start, found - start));
+      add(s.substr(start, found - start));
       start = found + sep->size();
     }
-    parts.push_back(s.substr(start));
+    add(s.substr(start));
     return parts;
   }
   const CodePoints cp = decode(str);
@@ -120,12 +124,12 @@ std::vector<Text> split(const Text& s, const std::optional<std::string>& sep, lo
     if (maxsplit >= 0 && static_cast<long long>(parts.size()) == maxsplit) {
       size_t end = n;  // the rest, without trailing whitespace
       while (end > i && is_python_space(cp.chars[end - 1])) --end;
-      parts.push_back(s.substr(cp.offsets[i], cp.offsets[end] - cp.offsets[i]));
+      add(s.substr(cp.offsets[i], cp.offsets[end] - cp.offsets[i]));
       break;
     }
     const size_t start = i;
     while (i < n && !is_python_space(cp.chars[i])) ++i;
-    parts.push_back(s.substr(cp.offsets[start], cp.offsets[i] - cp.offsets[start]));
+    add(s.substr(cp.offsets[start], cp.offsets[i] - cp.offsets[start]));
   }
   return parts;
 }

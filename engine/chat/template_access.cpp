@@ -230,6 +230,7 @@ std::vector<Value> iterate(const Value& v) {
     case Value::Kind::String: {
       std::vector<Value> chars;
       const std::vector<size_t> offsets = code_point_offsets(v.as_text().str());
+      check_list_size(offsets.size() - 1);
       for (size_t i = 0; i + 1 < offsets.size(); ++i)
         chars.emplace_back(v.as_text().substr(offsets[i], offsets[i + 1] - offsets[i]));
       return chars;

@@ -14,6 +14,9 @@ namespace {
 // Longer tags are refused: the renderer's recursion grows with an expression's
 // length (a + b + c + ...), and no real template comes near this.
 constexpr size_t kMaxTokensPerTag = 2000;
+// Longer templates are refused: real ones take a few kilobytes, and a
+// template's tokens take some tens of times its bytes.
+constexpr size_t kMaxTemplateBytes = size_t{1} << 20;
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -101,12 +104,18 @@ class Lexer {
     throw Error(name_ + ":" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": " + what);
   }
 
+  // Counts characters from the position asked for last when `at` is further
+  // on the same line (the lexer mostly moves forward), so that lexing a long
+  // line takes time in proportion to it, not to its square.
   SourcePos position(size_t at) const {
     at = std::min(at, src_.size());
     const size_t line = static_cast<size_t>(std::upper_bound(line_starts_.begin(), line_starts_.end(), at) - line_starts_.begin());
-    SourcePos p{static_cast<int>(line), 1};
-    for (size_t i = line_starts_[line - 1]; i < at; ++i)
+    const bool onward = at >= last_at_ && static_cast<size_t>(last_.line) == line;
+    SourcePos p = onward ? last_ : SourcePos{static_cast<int>(line), 1};
+    for (size_t i = onward ? last_at_ : line_starts_[line - 1]; i < at; ++i)
       if ((static_cast<unsigned char>(src_[i]) & 0xC0) != 0x80) ++p.column;  // count characters, not bytes
+    last_at_ = at;
+    last_ = p;
     return p;
   }
 
@@ -306,11 +315,16 @@ class Lexer {
   std::string name_;
   std::vector<size_t> line_starts_{0};  // byte offset of each line
   std::vector<Token> tokens_;
+  mutable size_t last_at_ = 0;  // the last position asked for, and where it is
+  mutable SourcePos last_{1, 1};
 };
 
 }  // namespace
 
 std::vector<Token> lex_template(std::string_view source, const std::string& name) {
+  if (source.size() > kMaxTemplateBytes)
+    throw Error(name + ": the template is " + std::to_string(source.size()) + " bytes, longer than " +
+                std::to_string(kMaxTemplateBytes >> 20) + " MiB (the renderer's limit)");
   return Lexer(normalize_newlines(source), name).run();
 }
 

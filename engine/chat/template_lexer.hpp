@@ -42,7 +42,7 @@ struct Token {
 
 // Throws kiln::Error "<name>:<line>:<column>: <problem>" for an unterminated
 // tag, comment or string, an unbalanced bracket or a character Jinja does not
-// accept.
+// accept, and "<name>: ..." for a template longer than 1 MiB.
 std::vector<Token> lex_template(std::string_view source, const std::string& name);
 
 }  // namespace kiln::chat

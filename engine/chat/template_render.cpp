@@ -11,11 +11,21 @@ namespace kiln::chat {
 
 namespace {
 
-constexpr int kMaxCallDepth = 100;  // macro recursion beyond this is an error, not a stack overflow
-// Statements and expressions one render may evaluate (real templates take
-// thousands): a template that loops for ever fails instead of hanging.
-constexpr long long kMaxSteps = 10'000'000;
-constexpr size_t kMaxListItems = size_t{1} << 20;  // lists built by repetition
+// Limits that make a hostile template fail with an error naming the limit
+// instead of overflowing the stack, exhausting memory or hanging.
+constexpr int kMaxCallDepth = 100;  // macro calls inside one another
+// Statements and expressions evaluated inside one another, macro bodies
+// included: what bounds the renderer's stack.
+constexpr int kMaxRenderDepth = 500;
+// Statements, expressions and loop iterations one render may evaluate (real
+// templates take a hundred or so per message, a few hundred per tool): a
+// template that loops for ever, even over an empty body, fails in well under
+// a second instead of hanging.
+constexpr long long kMaxSteps = 1'000'000;
+// Bytes of strings, lists and dicts the expressions of one render may build,
+// all together: what bounds its memory (one string is bounded by
+// kMaxTextBytes, one list by kMaxListItems).
+constexpr size_t kMaxBuiltBytes = size_t{256} << 20;
 
 struct Scope {
   std::map<std::string, Value, std::less<>> vars;
@@ -46,6 +56,17 @@ class Renderer {
     return Value::undefined(n);
   }
 
+  // Counts one level of statements or expressions inside one another while alive.
+  struct Nested {
+    Nested(Renderer& r, const SourcePos& p) : r_(r) {
+      if (++r_.nesting_ > kMaxRenderDepth)
+        r_.fail(p, "statements, expressions and macro calls nested deeper than " + std::to_string(kMaxRenderDepth) +
+                       " levels (the renderer's limit)");
+    }
+    ~Nested() { --r_.nesting_; }
+    Renderer& r_;
+  };
+
   Flow exec(const Body& body, Scope& scope, Text& out) {
     for (const NodePtr& n : body) {
       const Flow f = exec(*n, scope, out);
@@ -55,10 +76,34 @@ class Renderer {
   }
 
   void count_step(const SourcePos& p) {
-    if (++steps_ > kMaxSteps) fail(p, "the template did not finish within " + std::to_string(kMaxSteps) + " steps");
+    if (++steps_ > kMaxSteps)
+      fail(p, "the template did not finish within " + std::to_string(kMaxSteps) + " steps (the renderer's limit)");
+  }
+
+  // What an expression built: its bytes count against kMaxBuiltBytes, and it
+  // may nest no deeper than kMaxValueDepth.
+  void account(const Expr& e, const Value& v) {
+    if (v.depth() > kMaxValueDepth)
+      fail(e.pos, "a value nested deeper than " + std::to_string(kMaxValueDepth) + " levels (the renderer's limit)");
+    switch (e.kind) {
+      case Expr::Kind::List:
+      case Expr::Kind::Dict:
+      case Expr::Kind::Binary:
+      case Expr::Kind::Slice:
+      case Expr::Kind::Call:
+      case Expr::Kind::Filter: break;
+      default: return;  // a value looked up or passed on, not built
+    }
+    if (v.is_string()) built_ += v.as_text().size();
+    else if (v.is_array()) built_ += v.as_array().size() * sizeof(Value);
+    else if (v.is_object()) built_ += v.as_object().items.size() * sizeof(std::pair<std::string, Value>);
+    if (built_ > kMaxBuiltBytes)
+      fail(e.pos, "the template built more than " + std::to_string(kMaxBuiltBytes >> 20) +
+                      " MiB of strings and lists (the renderer's limit)");
   }
 
   Flow exec(const Node& n, Scope& scope, Text& out) {
+    const Nested nested(*this, n.pos);
     count_step(n.pos);
     try {
       return exec_unchecked(n, scope, out);
@@ -83,6 +128,7 @@ class Renderer {
           const Value target = lookup(n.targets[0], scope);
           if (!target.is_object() || !target.as_object().is_namespace)
             fail(n.pos, "cannot assign attribute on non-namespace object '" + n.targets[0] + "'");
+          check_namespace_item(v);
           target.mutable_object().set(n.attribute, std::move(v));
         } else {
           assign(n, n.targets, v, scope);
@@ -146,21 +192,25 @@ class Renderer {
     if (items.empty()) return n.bodies.size() > 1 ? exec(n.bodies[1], scope, out) : Flow::Normal;
     const int64_t length = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < length; ++i) {
+      count_step(n.pos);  // an iteration costs a step even when its body is empty
       Scope s{{}, &scope};
       assign(n, n.targets, items[static_cast<size_t>(i)], s);
+      // Built whole each iteration (a template may keep it); its keys are distinct, so no look-ups.
       auto loop = make_object();
-      loop->set("index0", Value(i));
-      loop->set("index", Value(i + 1));
-      loop->set("revindex0", Value(length - i - 1));
-      loop->set("revindex", Value(length - i));
-      loop->set("first", Value(i == 0));
-      loop->set("last", Value(i == length - 1));
-      loop->set("length", Value(length));
-      loop->set("depth", Value(1));
-      loop->set("depth0", Value(0));
-      loop->set("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("previtem"));
-      loop->set("nextitem", i + 1 < length ? items[static_cast<size_t>(i + 1)] : Value::undefined("nextitem"));
-      loop->set("cycle", Value(Function([i](const Args& a) {
+      const auto item = [&](const char* key, Value v) { loop->items.emplace_back(key, std::move(v)); };
+      loop->items.reserve(12);
+      item("index0", Value(i));
+      item("index", Value(i + 1));
+      item("revindex0", Value(length - i - 1));
+      item("revindex", Value(length - i));
+      item("first", Value(i == 0));
+      item("last", Value(i == length - 1));
+      item("length", Value(length));
+      item("depth", Value(1));
+      item("depth0", Value(0));
+      item("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("previtem"));
+      item("nextitem", i + 1 < length ? items[static_cast<size_t>(i + 1)] : Value::undefined("nextitem"));
+      item("cycle", Value(Function([i](const Args& a) {
         if (a.positional.empty()) throw ValueError("loop.cycle() needs at least one value");
         return a.positional[static_cast<size_t>(i) % a.positional.size()];
       })));
@@ -203,12 +253,16 @@ class Renderer {
   }
 
   Value eval(const Expr& e, Scope& scope) {
+    const Nested nested(*this, e.pos);
     count_step(e.pos);
+    Value v;
     try {
-      return eval_unchecked(e, scope);
+      v = eval_unchecked(e, scope);
     } catch (const ValueError& err) {
       fail(e.pos, err.what());
     }
+    account(e, v);
+    return v;
   }
 
   static std::optional<long long> slice_part(const Value& v) {
@@ -312,6 +366,7 @@ class Renderer {
         return Value(t);
       }
       if (a.is_array() && b.is_array()) {
+        check_list_size(a.as_array().size() + b.as_array().size());
         Array items = a.as_array();
         items.insert(items.end(), b.as_array().begin(), b.as_array().end());
         return Value(std::move(items));
@@ -334,17 +389,22 @@ class Renderer {
     return Value(m != 0 && ((m < 0) != (y < 0)) ? m + y : m);
   }
 
+  // s * n or list * n, refused before anything is built if the result would pass its limit.
   static Value repeat(const Value& v, int64_t n) {
+    const size_t count = n > 0 ? static_cast<size_t>(n) : 0;
     const size_t unit = v.is_string() ? v.as_text().size() : v.as_array().size();
     const size_t limit = v.is_string() ? kMaxTextBytes : kMaxListItems;
-    if (n > 0 && unit > 0 && static_cast<uint64_t>(n) > limit / unit) throw ValueError("repetition result too large");
+    const size_t total = unit > 0 && count > limit / unit ? limit + 1 : unit * count;
     if (v.is_string()) {
+      check_text_size(total);
       Text t;
-      for (int64_t i = 0; i < n; ++i) t.append(v.as_text());
+      for (size_t i = 0; i < count; ++i) t.append(v.as_text());
       return Value(t);
     }
+    check_list_size(total);
     Array items;
-    for (int64_t i = 0; i < n; ++i) items.insert(items.end(), v.as_array().begin(), v.as_array().end());
+    items.reserve(total);
+    for (size_t i = 0; i < count; ++i) items.insert(items.end(), v.as_array().begin(), v.as_array().end());
     return Value(std::move(items));
   }
 
@@ -387,8 +447,10 @@ class Renderer {
   std::shared_ptr<Object> globals_;
   Scope root_;
   Value filter_input_;
-  int depth_ = 0;
+  int depth_ = 0;    // macro calls
+  int nesting_ = 0;  // statements and expressions (Nested)
   long long steps_ = 0;
+  size_t built_ = 0;  // bytes, see account()
 };
 
 }  // namespace

@@ -47,6 +47,33 @@ void Args::check(std::string_view function, size_t max_positional, std::initiali
 
 std::shared_ptr<Object> make_object() { return std::make_shared<Object>(); }
 
+void check_namespace_item(const Value& v) {
+  if (v.holds_namespace())
+    throw ValueError("a namespace cannot hold a namespace, itself or another (values that could contain "
+                     "themselves are refused)");
+}
+
+void check_list_size(size_t n) {
+  if (n > kMaxListItems) throw ValueError("list longer than " + std::to_string(kMaxListItems) + " items (the renderer's limit)");
+}
+
+Value::Value(Array a) : v_(std::make_shared<const Array>(std::move(a))) {
+  for (const Value& x : as_array()) {
+    depth_ = std::max(depth_, x.depth_);
+    holds_namespace_ = holds_namespace_ || x.holds_namespace_;
+  }
+  ++depth_;
+}
+
+Value::Value(std::shared_ptr<Object> o) : v_(std::move(o)) {
+  holds_namespace_ = as_object().is_namespace;
+  for (const auto& [k, x] : as_object().items) {
+    depth_ = std::max(depth_, x.depth_);
+    holds_namespace_ = holds_namespace_ || x.holds_namespace_;
+  }
+  ++depth_;
+}
+
 bool Value::truthy() const {
   switch (kind()) {
     case Kind::Undefined:

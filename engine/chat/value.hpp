@@ -20,6 +20,17 @@ namespace kiln::chat {
 class Value;
 using Array = std::vector<Value>;
 
+// The most levels of lists and dicts inside one another a template may build
+// (JSON input nests at most 512, engine/chat/json.cpp): deeper values are
+// refused, so that printing, comparing and freeing them cannot overflow the
+// stack. Enforced by the renderer, with the template's position.
+inline constexpr int kMaxValueDepth = 1000;
+// The most items a list built by a template may hold (repetition, range(),
+// concatenation, the characters or parts of a string).
+inline constexpr size_t kMaxListItems = size_t{1} << 20;
+// Throws ValueError if a list of `n` items would be longer than kMaxListItems.
+void check_list_size(size_t n);
+
 // A dict keeps its insertion order, as Python's does.
 struct Object {
   std::vector<std::pair<std::string, Value>> items;
@@ -63,7 +74,7 @@ class Value {
   Value(Text t) : v_(std::move(t)) {}
   Value(std::string s) : v_(Text(std::move(s))) {}
   Value(const char* s) : v_(Text(s)) {}
-  Value(Array a) : v_(std::make_shared<const Array>(std::move(a))) {}
+  Value(Array a);
   // A list that Python would hold as a tuple (a literal "(a, b)", dict.items()):
   // the same in every way except how it prints.
   static Value tuple(Array a) {
@@ -72,7 +83,7 @@ class Value {
     return v;
   }
   bool is_tuple() const { return tuple_; }
-  Value(std::shared_ptr<Object> o) : v_(std::move(o)) {}
+  Value(std::shared_ptr<Object> o);
   Value(Function f) : v_(std::make_shared<const Function>(std::move(f))) {}
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
@@ -96,6 +107,15 @@ class Value {
   const Function& as_function() const { return *std::get<std::shared_ptr<const Function>>(v_); }
   const std::string& undefined_name() const { return std::get<Undefined>(v_).name; }
 
+  // Levels of lists and dicts inside one another (0: not a list or dict),
+  // measured when the value was made. A namespace changed since may be
+  // deeper than this says, but a namespace holds no namespace (the renderer
+  // refuses it), so any value is at most kMaxValueDepth deeper than it says.
+  int depth() const { return depth_; }
+  // Whether the value is a namespace or holds one; such a value may not go
+  // into a namespace, which keeps values from containing themselves.
+  bool holds_namespace() const { return holds_namespace_; }
+
   // Python's truth value.
   bool truthy() const;
   // Python's name for the type, for error messages ("str", "list", ...).
@@ -109,9 +129,16 @@ class Value {
                std::shared_ptr<Object>, std::shared_ptr<const Function>>
       v_;
   bool tuple_ = false;
+  bool holds_namespace_ = false;
+  int depth_ = 0;
 };
 
 std::shared_ptr<Object> make_object();
+
+// Throws ValueError if `v` may not go into a namespace: a namespace, or a
+// value holding one. Namespaces are the only values a template can change,
+// so without one inside another no value can come to contain itself.
+void check_namespace_item(const Value& v);
 
 // str(v) as Python (and Jinja's output) writes it: undefined is empty, None
 // "None", floats as repr, lists and dicts as their repr. Marked as user

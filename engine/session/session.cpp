@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "engine/error.hpp"
 #include "engine/session/state_file.hpp"
@@ -9,10 +10,29 @@
 
 namespace kiln {
 
+namespace {
+
+std::string prompt_too_long(const Model& model, const std::string& length) {
+  return "the prompt is " + length + " tokens, but the context holds " + std::to_string(model.n_ctx()) +
+         " (set at build time: kiln_add_model CTX)";
+}
+
+}  // namespace
+
 void check_prompt_fits(const Model& model, size_t n_tokens) {
-  if (n_tokens > static_cast<size_t>(model.n_ctx()))
-    throw Error("the prompt is " + std::to_string(n_tokens) + " tokens, but the context holds " +
-                std::to_string(model.n_ctx()) + " (set at build time: kiln_add_model CTX)");
+  if (n_tokens > static_cast<size_t>(model.n_ctx())) throw Error(prompt_too_long(model, std::to_string(n_tokens)));
+}
+
+std::string prompt_longer_than_context(const Model& model) {
+  return prompt_too_long(model, "more than " + std::to_string(model.n_ctx()));
+}
+
+std::vector<int32_t> tokenize_prompt(const Model& model, std::string_view text) {
+  std::optional<std::vector<int32_t>> tokens =
+      model.tokenizer().encode_at_most(static_cast<size_t>(model.n_ctx()), text, /*add_special=*/true,
+                                       /*parse_special=*/true);
+  if (!tokens) throw Error(prompt_longer_than_context(model));
+  return std::move(*tokens);
 }
 
 Session::Session(const Model& model)

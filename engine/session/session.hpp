@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/model.hpp"
@@ -20,6 +21,14 @@ namespace kiln {
 // Throws kiln::Error "the prompt is <n> tokens, but the context holds ..."
 // when n_tokens positions do not fit in the model's context.
 void check_prompt_fits(const Model& model, size_t n_tokens);
+// The message of the same error for a prompt that tokenizing gave up on
+// (Tokenizer::encode_at_most): "the prompt is more than <n_ctx> tokens, ...".
+std::string prompt_longer_than_context(const Model& model);
+// `text` as the programs take a prompt (BOS as the model asks, special-token
+// text read as those tokens), refused as above as soon as it is known not to
+// fit in the context: without reading it if its length proves it, else
+// without tokenizing more than fits.
+std::vector<int32_t> tokenize_prompt(const Model& model, std::string_view text);
 
 // Sessions on one model are independent: each may be driven by its own
 // thread (docs/ARCHITECTURE.md, "Sessions"); one session is used by one

@@ -1,6 +1,7 @@
 #include "engine/tokenizer/tokenizer.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "engine/tokenizer/tokenizer_byte_level.hpp"
 #include "engine/tokenizer/tokenizer_eog.hpp"
@@ -10,10 +11,12 @@ namespace kiln {
 
 namespace {
 
-const std::string kBosKey = "tokenizer.ggml.bos_token_id";
-const std::string kEosKey = "tokenizer.ggml.eos_token_id";
-const std::string kAddBosKey = "tokenizer.ggml.add_bos_token";
-const std::string kAddEosKey = "tokenizer.ggml.add_eos_token";
+constexpr const char* kBosKey = "tokenizer.ggml.bos_token_id";
+constexpr const char* kEosKey = "tokenizer.ggml.eos_token_id";
+constexpr const char* kAddBosKey = "tokenizer.ggml.add_bos_token";
+constexpr const char* kAddEosKey = "tokenizer.ggml.add_eos_token";
+
+constexpr size_t kUnlimited = std::numeric_limits<size_t>::max();  // encode(): no limit on the tokens
 
 // "▁⁇▁" with spaces for "▁": how SentencePiece shows <unk>.
 constexpr std::string_view kUnknownText = " \xE2\x81\x87 ";
@@ -38,6 +41,15 @@ std::string decoded_text(std::string_view piece, TokenType type, bool byte_level
   return {};
 }
 
+// How many bytes of the text being encoded a token can cover (see Tokenizer::max_token_bytes).
+size_t covered_bytes(TokenType type, std::string_view piece, std::string_view text) {
+  switch (type) {
+    case TokenType::Normal: return text.size();
+    case TokenType::Byte: return 1;
+    default: return piece.size();  // matched as spelled out
+  }
+}
+
 BpeFlavor read_bpe_flavor(const GgufFile& f) {
   const std::string key = "tokenizer.ggml.pre";
   if (f.find(key) == nullptr) throw Error(f.path() + ": " + key + " is missing; it names the BPE pre-tokenizer");
@@ -56,7 +68,10 @@ Tokenizer::Tokenizer(Model model, TokenTexts pieces, std::vector<TokenType> type
       special_tokens_(pieces_, types_) {
   const bool byte_level = std::holds_alternative<BpeModel>(model_);
   texts_.reserve(pieces_.size(), pieces_.bytes());
-  for (size_t i = 0; i < pieces_.size(); ++i) texts_.push_back(decoded_text(pieces_[i], types_[i], byte_level));
+  for (size_t i = 0; i < pieces_.size(); ++i) {
+    texts_.push_back(decoded_text(pieces_[i], types_[i], byte_level));
+    max_token_bytes_ = std::max(max_token_bytes_, covered_bytes(types_[i], pieces_[i], texts_[i]));
+  }
 }
 
 Tokenizer Tokenizer::from_gguf(const GgufFile& f) {
@@ -105,16 +120,37 @@ bool Tokenizer::is_end_of_generation(int32_t id) const {
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
-  return encode_fragments(special_tokens_.split(text, parse_special), add_special, false);
+  return *encode_at_most(kUnlimited, text, add_special, parse_special);
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, const SpecialFilter& may_be_special,
                                        bool continues) const {
-  return encode_fragments(special_tokens_.split(text, true, may_be_special), add_special, continues);
+  return *encode_at_most(kUnlimited, text, add_special, may_be_special, continues);
 }
 
-std::vector<int32_t> Tokenizer::encode_fragments(const std::vector<TextFragment>& fragments, bool add_special,
-                                                 bool continues) const {
+std::optional<std::vector<int32_t>> Tokenizer::encode_at_most(size_t max_tokens, std::string_view text,
+                                                              bool add_special, bool parse_special) const {
+  if (text.size() > max_text_bytes(max_tokens)) return std::nullopt;
+  return encode_fragments(special_tokens_.split(text, parse_special), add_special, false, max_tokens);
+}
+
+std::optional<std::vector<int32_t>> Tokenizer::encode_at_most(size_t max_tokens, std::string_view text,
+                                                              bool add_special, const SpecialFilter& may_be_special,
+                                                              bool continues) const {
+  if (text.size() > max_text_bytes(max_tokens)) return std::nullopt;
+  return encode_fragments(special_tokens_.split(text, true, may_be_special), add_special, continues, max_tokens);
+}
+
+size_t Tokenizer::max_text_bytes(size_t max_tokens) const {
+  return max_tokens >= kUnlimited / max_token_bytes_ ? kUnlimited : max_tokens * max_token_bytes_;
+}
+
+// Tokens once produced are final (BOS, a spelled-out token, the tokens of an
+// earlier fragment or pre-tokenized piece), so once there are more than
+// max_tokens the whole text needs more.
+std::optional<std::vector<int32_t>> Tokenizer::encode_fragments(const std::vector<TextFragment>& fragments,
+                                                                bool add_special, bool continues,
+                                                                size_t max_tokens) const {
   std::vector<int32_t> ids;
   if (add_special && add_bos_) ids.push_back(bos_);
   bool after_special = !continues;
@@ -123,20 +159,25 @@ std::vector<int32_t> Tokenizer::encode_fragments(const std::vector<TextFragment>
       ids.push_back(fragment.token);
       after_special = true;
     } else if (!fragment.text.empty()) {
-      encode_text(fragment.text, after_special, ids);
+      encode_text(fragment.text, after_special, max_tokens, ids);
       after_special = false;
     }
+    if (ids.size() > max_tokens) return std::nullopt;
   }
   if (add_special && add_eos_) ids.push_back(eos_);
+  if (ids.size() > max_tokens) return std::nullopt;
   return ids;
 }
 
-void Tokenizer::encode_text(std::string_view text, bool after_special, std::vector<int32_t>& out) const {
+void Tokenizer::encode_text(std::string_view text, bool after_special, size_t max_tokens,
+                            std::vector<int32_t>& out) const {
   if (const auto* spm = std::get_if<SpmModel>(&model_)) {
     // As llama.cpp: text after a spelled-out token gets the space prefix again.
+    // SentencePiece merges across the whole fragment, so it cannot stop
+    // sooner; max_text_bytes has bounded the fragment's length.
     spm->encode(text, add_space_prefix_ && after_special, out);
   } else {
-    std::get<BpeModel>(model_).encode(text, out);
+    std::get<BpeModel>(model_).encode(text, max_tokens, out);
   }
 }
 

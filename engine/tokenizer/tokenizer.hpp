@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -38,6 +39,27 @@ class Tokenizer {
   std::vector<int32_t> encode(std::string_view text, bool add_special, const SpecialFilter& may_be_special,
                               bool continues = false) const;
 
+  // The two encode()s, giving up (nullopt) as soon as the text is known to
+  // need more than `max_tokens` tokens: before reading it when its length
+  // alone proves it (more than max_tokens * max_token_bytes() bytes), else
+  // once the tokens of its start pass the limit, so a text far too long for
+  // a context costs next to nothing and one a little too long no more than
+  // what fits.
+  std::optional<std::vector<int32_t>> encode_at_most(size_t max_tokens, std::string_view text, bool add_special,
+                                                     bool parse_special) const;
+  std::optional<std::vector<int32_t>> encode_at_most(size_t max_tokens, std::string_view text, bool add_special,
+                                                     const SpecialFilter& may_be_special, bool continues = false) const;
+  // The most bytes of the encoded text one token can cover, so that a text
+  // of n bytes needs at least n / max_token_bytes() tokens. Merging forms
+  // only normal pieces of the vocabulary, each covering the bytes it decodes
+  // to (SentencePiece's added space prefix is not even in the text); a
+  // spelled-out special or user-defined token covers its piece; what no piece
+  // covers becomes one byte token (or unk) per byte.
+  size_t max_token_bytes() const { return max_token_bytes_; }
+  // The longest text that may encode to max_tokens tokens or fewer (any
+  // longer one needs more): max_tokens * max_token_bytes(), or SIZE_MAX.
+  size_t max_text_bytes(size_t max_tokens) const;
+
   int n_vocab() const { return static_cast<int>(pieces_.size()); }
   int32_t bos() const { return bos_; }  // -1: the vocab has none
   int32_t eos() const { return eos_; }  // -1: the vocab has none
@@ -61,11 +83,13 @@ class Tokenizer {
   // Reads what both kinds of vocab read alike, once the kind-specific
   // defaults are set.
   void finish_loading(const GgufFile& f);
-  std::vector<int32_t> encode_fragments(const std::vector<TextFragment>& fragments, bool add_special,
-                                        bool continues) const;
+  // nullopt as soon as the fragments are known to need more than max_tokens tokens.
+  std::optional<std::vector<int32_t>> encode_fragments(const std::vector<TextFragment>& fragments, bool add_special,
+                                                       bool continues, size_t max_tokens) const;
   // Appends the ids of plain text (not empty); after_special: it starts the
-  // input or follows a token spelled out in it.
-  void encode_text(std::string_view text, bool after_special, std::vector<int32_t>& out) const;
+  // input or follows a token spelled out in it. May stop once `out` holds
+  // more than max_tokens ids (all of them final).
+  void encode_text(std::string_view text, bool after_special, size_t max_tokens, std::vector<int32_t>& out) const;
 
   Model model_;
   TokenTexts pieces_;
@@ -78,6 +102,7 @@ class Tokenizer {
   bool add_bos_ = false;
   bool add_eos_ = false;
   bool add_space_prefix_ = false;
+  size_t max_token_bytes_ = 1;
 };
 
 // Streams token ids back to text. Bytes are gathered until they form

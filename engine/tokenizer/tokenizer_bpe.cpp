@@ -144,10 +144,13 @@ const BpeModel::Merge* BpeModel::find_merge(int32_t left, int32_t right) const {
   }
 }
 
-void BpeModel::encode(std::string_view text, std::vector<int32_t>& out) const {
+void BpeModel::encode(std::string_view text, size_t max_tokens, std::vector<int32_t>& out) const {
   std::vector<std::string_view> pieces;
   pretokenize(flavor_.pre_tokenizer, text, pieces);
-  for (std::string_view piece : pieces) encode_piece(piece, out);
+  for (std::string_view piece : pieces) {
+    if (out.size() > max_tokens) return;
+    encode_piece(piece, out);
+  }
 }
 
 // A priority queue holds the possible merges of adjacent symbols; entries

@@ -40,8 +40,10 @@ class BpeModel {
   BpeModel(std::string_view where, const TokenTexts& pieces, const std::vector<std::string>& merges,
            BpeFlavor flavor);
 
-  // Appends the ids of `text`.
-  void encode(std::string_view text, std::vector<int32_t>& out) const;
+  // Appends the ids of `text`, or stops after a pre-tokenized piece once
+  // `out` holds more than max_tokens ids (pieces are encoded independently,
+  // so those ids are final).
+  void encode(std::string_view text, size_t max_tokens, std::vector<int32_t>& out) const;
 
  private:
   // What the pair of tokens `pair` ((left id << 32) | right id) merges into.

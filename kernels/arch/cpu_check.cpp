@@ -1,9 +1,8 @@
-// The start-up check of cpu_features.hpp. This file is compiled for the
-// baseline of its architecture (no -march of kiln's), so that the check
-// itself runs on any CPU, and it runs as a constructor ahead of the others
-// (priority 101): before any code compiled for the wider instruction set.
+// The check of cpu_features.hpp: what the CPU has, and the line saying what
+// it lacks. Compiled for the baseline of its architecture (no -march of
+// kiln's), so that it runs on any CPU; its callers (cpu_start_check.cpp,
+// capi/cpu_gate.cpp) are too.
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include "kernels/arch/cpu_features.hpp"
@@ -36,15 +35,6 @@ constexpr Named kNames[] = {
     {kAvx512vl, "AVX-512VL"}, {kAvx512dq, "AVX-512DQ"}, {kAvx512cd, "AVX-512CD"}, {kAvx512vnni, "AVX-512 VNNI"},
     {kAvx512bf16, "AVX-512 BF16"}, {kAvxvnni, "AVX-VNNI"}, {kNeonDotprod, "the NEON dot product (dotprod)"},
 };
-
-// Runs before main and before the other constructors; exits the process if
-// the CPU lacks what the kernels were compiled for.
-__attribute__((constructor(101))) void check_cpu_at_start() {
-  char line[512];
-  if (!missing_features(required_features(), present_features(), KILN_ARCH_NAME, line, sizeof line)) return;
-  std::fprintf(stderr, "kiln: %s\n", line);
-  std::_Exit(1);
-}
 
 }  // namespace
 
@@ -103,8 +93,8 @@ bool missing_features(uint32_t required, uint32_t present, const char* arch, cha
   return true;
 }
 
-}  // namespace kiln::cpu
+bool this_cpu_lacks(char* line, size_t size) {
+  return missing_features(kRequiredFeatures, present_features(), KILN_ARCH_NAME, line, size);
+}
 
-// The symbol the build makes every program keep (kernels/CMakeLists.txt), so
-// that this file, and with it the constructor, is linked in.
-extern "C" const int kiln_cpu_check = 1;
+}  // namespace kiln::cpu

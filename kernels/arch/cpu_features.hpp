@@ -1,8 +1,10 @@
 // The instruction-set extensions a build of kiln may be compiled for, and the
-// start-up check that the CPU it runs on has them (cpu_check.cpp): a binary
-// built with -march=native on one machine and copied to an older one stops
-// with one line naming what is missing, instead of an illegal-instruction
-// crash somewhere in the first kernel.
+// check that the CPU it runs on has them (cpu_check.cpp): a program built
+// with -march=native on one machine and copied to an older one stops at
+// start-up with one line naming what is missing (cpu_start_check.cpp),
+// instead of an illegal-instruction crash somewhere in the first kernel; a
+// model's shared library says so through kiln_model_load instead
+// (capi/cpu_gate.cpp), never exiting its host.
 #pragma once
 
 #include <cstddef>
@@ -32,8 +34,10 @@ enum Feature : uint32_t {
   kNeonDotprod = 1u << 18,
 };
 
-// The features this build's kernels were compiled to use (cpu_required.cpp).
-uint32_t required_features();
+// The features this build's kernels were compiled to use (cpu_required.cpp):
+// a constant in the program's data, so that reading it runs no code
+// compiled for them.
+extern const uint32_t kRequiredFeatures;
 
 // The features of the CPU running this process.
 uint32_t present_features();
@@ -44,5 +48,9 @@ uint32_t present_features();
 // Plain C strings: it runs before main, in code built for the baseline, and
 // must not share a library template's instantiation with code built for more.
 bool missing_features(uint32_t required, uint32_t present, const char* arch, char* line, size_t size);
+
+// missing_features for this build on this CPU: kRequiredFeatures, the
+// features present, and the -march the kernels were built with.
+bool this_cpu_lacks(char* line, size_t size);
 
 }  // namespace kiln::cpu

@@ -1,11 +1,15 @@
 // What this build of kiln requires of the CPU: compiled with the kernels'
 // -march flag, so the compiler's own macros say which extensions its code may
-// use. (cpu_check.cpp, which reads this, is compiled for the baseline.)
+// use; a constant, initialized at compile time, so the checks compiled for
+// the baseline (cpu_start_check.cpp, capi/cpu_gate.cpp) read it without
+// running any of this file's code.
 #include "kernels/arch/cpu_features.hpp"
 
 namespace kiln::cpu {
 
-uint32_t required_features() {
+namespace {
+
+constexpr uint32_t required() {
   uint32_t f = 0;
 #if defined(__SSE3__)
   f |= kSse3;
@@ -66,5 +70,9 @@ uint32_t required_features() {
 #endif
   return f;
 }
+
+}  // namespace
+
+constinit const uint32_t kRequiredFeatures = required();
 
 }  // namespace kiln::cpu

@@ -83,7 +83,6 @@ class CompiledModel final : public kiln::Model {
         tokenizer_(Tokenizer::from_gguf(file_)) {
     check_file(compiled);
     fingerprint_ = model_fingerprint(desc_, image.file_hash());  // the same as from the GGUF it was packed from
-    image.advise_huge_pages();
     ImageWeights weights(image);
     set_rope_frequencies(bind_weights<C>(weights_, weights, desc_));
   }
