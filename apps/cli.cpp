@@ -64,13 +64,11 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   if (threads < wanted)
     std::fprintf(stderr, "-t %d: more than this program can run (build and OpenMP limits); using %d\n", wanted, threads);
   if (!opt.prompt_file.empty()) {
-    // In a conversation the file is the first user turn, read whole (the
-    // template decides how it reads in the prompt); otherwise it is the
-    // prompt, and no more of it is read than the context could hold.
-    const size_t could_fit =
-        opt.conversation ? std::string::npos : model->tokenizer().max_text_bytes(size_t(model->n_ctx()));
+    // No more of it is read than the context could hold; in a conversation
+    // (the first user turn) a longer one is refused like any line too long.
+    const size_t could_fit = model->tokenizer().max_text_bytes(size_t(model->n_ctx()));
     opt.prompt = read_text_file("-f", opt.prompt_file, "prompt file", could_fit);
-    if (opt.prompt.size() > could_fit) throw Error(prompt_longer_than_context(*model));
+    if (opt.prompt.size() > could_fit && !opt.conversation) throw Error(prompt_longer_than_context(*model));
   }
   if (opt.conversation) {
     Sampler sampler(opt.sampling, model->n_vocab());

@@ -52,10 +52,17 @@ GenerationStats run_conversation(Session& session, const CliOptions& opt, Sample
       io.print("> ");
       if (!io.read_line(user)) return total;
     }
-    chat.add_message("user", user);
     // At most n_ctx - 1 tokens, so that the reply has room for a token; a
-    // line that does not fit is refused, as in -i, and the conversation goes on.
-    const std::optional<std::vector<int32_t>> fitting = chat.prompt_for_reply(static_cast<size_t>(model.n_ctx()) - 1);
+    // line that does not fit is refused, as in -i, and the conversation goes
+    // on. One too long for the context in bytes alone is refused before it
+    // is rendered (chat templates write a message's content into the prompt),
+    // so that it spends none of the renderer's limits.
+    const size_t max_tokens = static_cast<size_t>(model.n_ctx()) - 1;
+    std::optional<std::vector<int32_t>> fitting;
+    if (user.size() <= tok.max_text_bytes(max_tokens)) {
+      chat.add_message("user", user);
+      fitting = chat.prompt_for_reply(max_tokens);
+    }
     if (!fitting) {
       std::fprintf(stderr, "conversation: with this line the prompt would fill the context (%d tokens, set at build "
                    "time: kiln_add_model CTX); it was not added\n", model.n_ctx());

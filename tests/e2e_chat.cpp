@@ -154,6 +154,13 @@ TEST_CASE("-cnv: a line too long for the context is refused, as in -i, and the c
   REQUIRE(turns(chat.err).size() == 1);
   CHECK(turns(chat.err)[0].reused == 0);
 
+  // 20 MB, past what a chat template may write: refused all the same, before it is rendered.
+  const auto huge = run_process({STORIES_BIN, "-cnv", "--temp", "0", "-n", "8", "-t", "1"},
+                                std::string(20 << 20, 'a') + "\nHi\n");
+  CHECK(huge.exit_code == 0);
+  CHECK(huge.err.find(refused) != std::string::npos);
+  CHECK(turns(huge.err).size() == 1);
+
   // A conversation that fills the context: each line that no longer fits is
   // refused, and the timing summary still comes at the end of the input.
   std::string input;
