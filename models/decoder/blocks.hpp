@@ -55,20 +55,26 @@ constexpr int matrix_rows() {
 template <class P, Matrix M>
 inline constexpr bool reads_q8 = kernels::reads_q8(weight_type<typename P::L::Types, M>());
 
+// s.xn = rmsnorm(s.x) * weight for the first n tokens, rounded to Q8 blocks
+// too when `Rounded`; returns the input a matmul reads. The layers' norms and
+// the final one.
+template <bool Rounded, class C, class Step>
+kernels::MatmulInput normalized(Activations<C>& s, const float* weight, int n, Step step) {
+  constexpr int E = C::n_embd;
+  if constexpr (Rounded) {
+    const kernels::Q8Out rounded = s.q8_out(0, E);
+    step.run(KernelKind::Other, kernels::rmsnorm_q8<E>, &s.x[0][0], weight, &s.xn[0][0], n, C::rms_eps, rounded);
+  } else {
+    step.run(KernelKind::Other, kernels::rmsnorm<E>, &s.x[0][0], weight, &s.xn[0][0], n, C::rms_eps);
+  }
+  return s.input(&s.xn[0][0], 0, E);
+}
+
 // p.s.xn = rmsnorm(p.s.x) * weight, rounded too when one of Consumers needs
 // it; returns the input they read.
 template <Matrix... Consumers, class P>
 kernels::MatmulInput norm(const P& p, const float* weight) {
-  using C = typename P::C;
-  constexpr int E = C::n_embd;
-  if constexpr ((reads_q8<P, Consumers> || ...)) {
-    const kernels::Q8Out rounded = p.s.q8_out(0, E);
-    p.step.run(KernelKind::Other, kernels::rmsnorm_q8<E>, &p.s.x[0][0], weight, &p.s.xn[0][0], p.n, C::rms_eps,
-               rounded);
-  } else {
-    p.step.run(KernelKind::Other, kernels::rmsnorm<E>, &p.s.x[0][0], weight, &p.s.xn[0][0], p.n, C::rms_eps);
-  }
-  return p.s.input(&p.s.xn[0][0], 0, E);
+  return normalized<(reads_q8<P, Consumers> || ...)>(p.s, weight, p.n, p.step);
 }
 
 // `from` as the input of M: rounded to Q8 blocks first if M reads it so.
@@ -108,10 +114,10 @@ void head_norm(const P& p, float (&x)[B][N], const float* weight) {
 
 // The layer's attention, from p.s.q, p.s.k_new and p.s.v_new: RoPE on the
 // queries and keys (none in a NoPE layer; its cosines and sines scaled by
-// rope.scaling.attn_factor in every layer, as llama.cpp's graphs pass it to
-// each rotation), keys and values rounded to the
-// cache type and stored in each run's cache, then p.s.att = attention over
-// the cache (its last n_swa positions in a sliding-window layer).
+// rope.scaling.attn_factor, as llama.cpp's graphs pass it to each rotation),
+// keys and values rounded to the cache type and stored in each run's cache,
+// then p.s.att = attention over the cache (its last n_swa positions in a
+// sliding-window layer).
 template <class P>
 void self_attention(const P& p) {
   using C = typename P::C;

@@ -21,16 +21,8 @@ template <class C, class Step>
 void output(Activations<C>& s, const Weights<C>& w, std::span<const Run<C>> runs, float* logits, Step step) {
   const int count = gather_wanted_rows<C>(s, runs);
   if (count == 0) return;
-  constexpr int E = C::n_embd;
-  if constexpr (kernels::reads_q8(C::output_type)) {
-    const kernels::Q8Out rounded = s.q8_out(0, E);
-    step.run(KernelKind::Other, kernels::rmsnorm_q8<E>, &s.x[0][0], w.output_norm, &s.xn[0][0], count, C::rms_eps,
-             rounded);
-  } else {
-    step.run(KernelKind::Other, kernels::rmsnorm<E>, &s.x[0][0], w.output_norm, &s.xn[0][0], count, C::rms_eps);
-  }
-  step.run(KernelKind::Matmul, kernels::matmul<C::output_type, C::n_vocab, E>, w.output, s.input(&s.xn[0][0], 0, E),
-           logits, count);
+  const auto in = normalized<kernels::reads_q8(C::output_type)>(s, w.output_norm, count, step);
+  step.run(KernelKind::Matmul, kernels::matmul<C::output_type, C::n_vocab, C::n_embd>, w.output, in, logits, count);
   if constexpr (C::final_logit_softcap > 0.0f)
     step.run(KernelKind::Other, kernels::softcap<C::n_vocab>, logits, count, C::final_logit_softcap);
 }

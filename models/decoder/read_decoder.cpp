@@ -82,8 +82,8 @@ int count_key(const GgufFile& f, const std::string& key, uint64_t fallback) {
   return positive_int(f, key, f.get_uint_or(key, fallback));
 }
 
-ModelDesc read_decoder(const GgufFile& f, const Architecture& rules) {
-  const std::string p = std::string(rules.name) + ".";
+ModelDesc read_decoder(const GgufFile& f, const Architecture& arch) {
+  const std::string p = std::string(arch.name) + ".";
   auto required = [&](const std::string& key) { return positive_int(f, p + key, f.get_uint(p + key)); };
   auto optional = [&](const std::string& key, uint64_t fallback) {
     return positive_int(f, p + key, f.get_uint_or(p + key, fallback));
@@ -91,7 +91,7 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& rules) {
   auto fail = [&](const std::string& what) { throw Error(f.path() + ": " + what); };
 
   ModelDesc d;
-  d.arch = rules.name;
+  d.arch = arch.name;
   Hyperparams& hp = d.hp;
   hp.n_embd = required("embedding_length");
   hp.n_layer = required("block_count");
@@ -120,12 +120,12 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& rules) {
   if (f.get_uint_or(p + "expert_count", 0) > 0) fail("mixture-of-experts models are not supported");
   hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   hp.rope_freqs = f.find_tensor("rope_freqs.weight") != nullptr;
-  if (hp.rope_freqs && rules.rope_factors != RopeFactors::Freqs)
+  if (hp.rope_freqs && arch.rope_factors != RopeFactors::Freqs)
     fail("tensor 'rope_freqs.weight' is not part of the " + d.arch + " architecture");
   // LongRoPE: either factor tensor makes both required (tensor_rules), as
   // llama.cpp's converter always writes the two.
   hp.longrope = f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight");
-  if (hp.longrope && rules.rope_factors != RopeFactors::LongShort)
+  if (hp.longrope && arch.rope_factors != RopeFactors::LongShort)
     fail("LongRoPE factors (rope_factors_long.weight, rope_factors_short.weight) are not part of the " + d.arch +
          " architecture");
   if (hp.longrope) hp.n_ctx_orig = optional("rope.scaling.original_context_length", hp.n_ctx_train);
@@ -140,14 +140,14 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& rules) {
   hp.tied_output = f.find_tensor("output.weight") == nullptr;
 
   // The file's tensors bound block_count before a rule is made for each block.
-  const size_t per_block = rules.block.size() + rules.fused.size();
+  const size_t per_block = arch.block.size() + arch.fused.size();
   if (size_t(hp.n_layer) > f.tensors().size() / per_block)
     fail("block_count " + std::to_string(hp.n_layer) + " needs at least " + std::to_string(per_block) +
          " tensors per block, the file has " + std::to_string(f.tensors().size()) + " tensors in all");
   d.layers.assign(size_t(hp.n_layer), LayerKind{});
 
   std::set<std::string> used;
-  for (const auto& rule : tensor_rules(f, hp, rules)) {
+  for (const auto& rule : tensor_rules(f, hp, arch)) {
     const GgufTensor* t = f.find_tensor(rule.name);
     if (!t) fail("tensor '" + rule.name + "' is missing");
     if (t->dims != rule.dims)

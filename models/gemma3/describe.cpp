@@ -23,8 +23,8 @@ ModelDesc describe(const GgufFile& file);
 
 }  // namespace
 
-extern const Architecture kGemma3{"gemma3", "models/gemma3/gemma3.hpp", "kiln::gemma3::Gemma3", kBlock, RopeFactors::None, {},
-                                  describe};
+extern const Architecture kGemma3{.name = "gemma3", .header = "models/gemma3/gemma3.hpp", .type = "kiln::gemma3::Gemma3",
+                                  .block = kBlock, .describe = describe};
 
 namespace {
 

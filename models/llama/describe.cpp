@@ -13,6 +13,7 @@ constexpr std::string_view kBlock[] = {"attn_norm.weight", "attn_q.weight",   "a
 
 }  // namespace
 
-extern const Architecture kLlama{"llama", "models/llama/llama.hpp", "kiln::llama::Llama", kBlock, RopeFactors::Freqs};
+extern const Architecture kLlama{.name = "llama", .header = "models/llama/llama.hpp", .type = "kiln::llama::Llama",
+                                 .block = kBlock, .rope_factors = RopeFactors::Freqs};
 
 }  // namespace kiln

@@ -21,8 +21,9 @@ ModelDesc describe(const GgufFile& file);
 
 }  // namespace
 
-extern const Architecture kPhi3{"phi3", "models/phi3/phi3.hpp", "kiln::phi3::Phi3", kBlock, RopeFactors::LongShort,
-                                kFused, describe};
+extern const Architecture kPhi3{.name = "phi3", .header = "models/phi3/phi3.hpp", .type = "kiln::phi3::Phi3",
+                                .block = kBlock, .rope_factors = RopeFactors::LongShort, .fused = kFused,
+                                .describe = describe};
 
 namespace {
 

@@ -12,6 +12,7 @@ constexpr std::string_view kBlock[] = {"attn_norm.weight", "attn_q.weight",     
 
 }  // namespace
 
-extern const Architecture kQwen2{"qwen2", "models/qwen2/qwen2.hpp", "kiln::qwen2::Qwen2", kBlock};
+extern const Architecture kQwen2{.name = "qwen2", .header = "models/qwen2/qwen2.hpp", .type = "kiln::qwen2::Qwen2",
+                                 .block = kBlock};
 
 }  // namespace kiln

@@ -13,6 +13,7 @@ constexpr std::string_view kBlock[] = {"attn_norm.weight",   "attn_q.weight",   
 
 }  // namespace
 
-extern const Architecture kQwen3{"qwen3", "models/qwen3/qwen3.hpp", "kiln::qwen3::Qwen3", kBlock};
+extern const Architecture kQwen3{.name = "qwen3", .header = "models/qwen3/qwen3.hpp", .type = "kiln::qwen3::Qwen3",
+                                 .block = kBlock};
 
 }  // namespace kiln

@@ -15,8 +15,8 @@ ModelDesc describe(const GgufFile& file);
 
 }  // namespace
 
-extern const Architecture kSmolLM3{"smollm3", "models/llama/llama.hpp", "kiln::llama::Llama", kBlock, RopeFactors::None, {},
-                                   describe};
+extern const Architecture kSmolLM3{.name = "smollm3", .header = "models/llama/llama.hpp", .type = "kiln::llama::Llama",
+                                   .block = kBlock, .describe = describe};
 
 namespace {
 
