@@ -60,10 +60,25 @@ run() {  # name seed-folder [libFuzzer flags]
     { tail -n 60 "$build/$name.log" >&2; echo "fuzz: $name FAILED (log: $build/$name.log)" >&2; exit 1; }
   grep -E "^stat::number_of_executed_units" "$build/$name.log" >&2 || true
 }
-run fuzz_gguf "$seeds/gguf" -max_len=1200000
-run fuzz_state_file "$seeds/state"
-run fuzz_tokenizer_spm "$seeds/spm" -max_len=1024
-run fuzz_tokenizer_bpe "$seeds/bpe" -max_len=1024
-run fuzz_chat_template "$seeds/template" -max_len=8192
-run fuzz_openai_request "$seeds/request" -max_len=4096
+# A fuzzer runs on one core: as many at once as there are cores. A failing
+# one ends the script (set -e) at the wait that collects it.
+running=0
+fuzz() {  # as run, in the background
+  if [ "$running" -ge "$(nproc)" ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+  run "$@" &
+  running=$((running + 1))
+}
+fuzz fuzz_gguf "$seeds/gguf" -max_len=1200000
+fuzz fuzz_state_file "$seeds/state"
+fuzz fuzz_tokenizer_spm "$seeds/spm" -max_len=1024
+fuzz fuzz_tokenizer_bpe "$seeds/bpe" -max_len=1024
+fuzz fuzz_chat_template "$seeds/template" -max_len=8192
+fuzz fuzz_openai_request "$seeds/request" -max_len=4096
+while [ "$running" -gt 0 ]; do
+  wait -n
+  running=$((running - 1))
+done
 echo "fuzz: all targets ran without a finding" >&2

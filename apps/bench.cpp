@@ -368,7 +368,7 @@ void print_json(const std::string& name, const ModelCost& cost, const std::vecto
   std::printf("]\n");
 }
 
-int run(int argc, char** argv, const ModelEntry& entry) {
+int run(int argc, char** argv, const ModelEntry& entry, KernelTimer time_kernels) {
   const char* name = entry.name;
   const BenchOptions o = parse_bench(argc, argv, entry);
   if (o.load_child) return run_load_child(entry, o.model_path, o.threads.front());
@@ -433,7 +433,7 @@ int run(int argc, char** argv, const ModelEntry& entry) {
       Result& r = results.emplace_back(bench_generation(seq, fit, n, o.repetitions, cost, limits ? &*limits : nullptr));
       // The cache holds the last run's n positions. At the middle one, attention
       // costs its average over the run, as the median token's does.
-      r.profile = profile_token(seq, n / 2);
+      r.profile = profile_token(seq, n / 2, time_kernels);
     }
   }
   const MemoryCheck memory = memory_check(*model, cost, peak_valid);
@@ -444,8 +444,8 @@ int run(int argc, char** argv, const ModelEntry& entry) {
 
 }  // namespace
 
-int bench_main(int argc, char** argv, const ModelEntry& model) {
-  return run_reporting_errors(std::string(model.name) + "-bench", [&] { return run(argc, argv, model); });
+int bench_main(int argc, char** argv, const ModelEntry& model, KernelTimer time_kernels) {
+  return run_reporting_errors(std::string(model.name) + "-bench", [&] { return run(argc, argv, model, time_kernels); });
 }
 
 }  // namespace kiln

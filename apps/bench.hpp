@@ -4,10 +4,12 @@
 #pragma once
 
 #include "apps/cli.hpp"
+#include "apps/token_profile.hpp"
 
 namespace kiln {
 
-// `name` is the model's name (the program is <name>-bench).
-int bench_main(int argc, char** argv, const ModelEntry& model);
+// `name` is the model's name (the program is <name>-bench); time_kernels
+// times the kernels of one generation step for the report.
+int bench_main(int argc, char** argv, const ModelEntry& model, KernelTimer time_kernels);
 
 }  // namespace kiln

@@ -1,12 +1,18 @@
 // Where the time of a generated token goes: its kernel calls, each timed
-// where the forward pass makes it (Sequence::time_kernels), and the rest, which
+// where the forward pass makes it (a KernelTimer), and the rest, which
 // kiln-bench reports as the per-token overhead: the measured time per token
 // minus its kernels.
 #pragma once
 
+#include "engine/kernel_times.hpp"
 #include "engine/model.hpp"
 
 namespace kiln {
+
+// A model's Sequence::forward with every kernel call timed: the time_kernels
+// of its generated header, defined in <name>_timed, which only <name>-bench
+// links.
+using KernelTimer = KernelTimes (*)(Sequence& seq, const int32_t* tokens, int n, int pos, Logits which, float* logits);
 
 struct TokenProfile {
   KernelTimes kernels;  // one generation step
@@ -18,6 +24,6 @@ struct TokenProfile {
 // threads, a few times (as a generation step would run it, so its results
 // are the same), and keeps the run with the median total. The KV cache must
 // hold positions [0, pos). Costs a few tokens' time.
-TokenProfile profile_token(Sequence& seq, int pos);
+TokenProfile profile_token(Sequence& seq, int pos, KernelTimer time_kernels);
 
 }  // namespace kiln

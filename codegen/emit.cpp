@@ -98,14 +98,6 @@ void emit_desc(std::ostringstream& o, const ModelDesc& d) {
   o << "    }};\n  return desc;\n}\n\n";
 }
 
-// The timed forward pass of the model in namespace `ns`, declared in
-// <name>.forward.hpp and instantiated in <name>.timed.cpp (outside `ns`: the
-// pass's template is kiln::decoder's).
-std::string timed_run(const std::string& ns) {
-  return "kiln::kernels::TeamWaits " + ns + "::Forward::run<kiln::Timed>(Activations&, const Weights&, " +
-         "std::span<const Run>, float*, int, kiln::Timed)";
-}
-
 // <name>.forward.hpp: the model as data, in namespace `ns`: its configuration,
 // the weight types of its blocks and the list of its layers, which name the
 // shared forward pass (models/decoder/forward_pass.hpp) for this model.
@@ -113,7 +105,8 @@ std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std:
   const Architecture& arch = architecture(d.arch, opt.gguf_path);
   std::ostringstream f;
   f << banner << "// This model's configuration and layers, for " << opt.name << ".gen.cpp (inference) and\n"
-    << "// " << opt.name << ".timed.cpp (the same pass with its kernels timed).\n"
+    << "// " << opt.name << ".timed.cpp (the same pass with its kernels timed, in a file of its own: its\n"
+    << "// extra calls of every kernel would change the compiler's inlining choices for inference).\n"
     << "#pragma once\n\n#include \"" << arch.header << "\"\n#include \"models/decoder/forward_pass.hpp\"\n\n"
     << "namespace " << ns << " {\n\n";
   emit_config(f, d, opt, arch);
@@ -135,10 +128,7 @@ std::string emit_forward(const ModelDesc& d, const BuildOptions& opt, const std:
     f << "    kiln::decoder::Layer<" << l << ", BlockTypes" << layer_types[l] << ", " << kind_literal(d.layers[l]) << ">"
       << (l + 1 < d.hp.n_layer ? ",\n" : ">;\n\n");
   f << "using Forward = kiln::decoder::Forward<Config, Layers>;\n\n"
-    << "}  // namespace " << ns << "\n\n"
-    << "// Compiled only in " << opt.name << ".timed.cpp: in the same file, its extra calls of\n"
-    << "// every kernel would change the compiler's inlining choices for inference.\n"
-    << "extern template " << timed_run(ns) << ";\n";
+    << "}  // namespace " << ns << "\n";
   return f.str();
 }
 
@@ -189,7 +179,8 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
   const std::string gguf_file = std::filesystem::path(opt.gguf_path).filename().string();
   const bool embed = !opt.embed_image.empty();
   out.header = banner +
-               "#pragma once\n\n#include <memory>\n#include <string>\n\n#include \"engine/model.hpp\"\n\n"
+               "#pragma once\n\n#include <cstdint>\n#include <memory>\n#include <string>\n\n"
+               "#include \"engine/kernel_times.hpp\"\n#include \"engine/model.hpp\"\n\n"
                "namespace " + ns + " {\n\n"
                "// The GGUF this model was compiled from, where it was at build time.\n"
                "inline constexpr const char* kDefaultGguf = " + quoted(opt.gguf_path) + ";\n"
@@ -202,10 +193,19 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
                "// Maps a GGUF holding this model's weights. Throws kiln::Error if the file is\n"
                "// unreadable or is not the model this code was generated for.\n"
                "std::unique_ptr<kiln::Model> load(const std::string& gguf_path);\n\n"
+               "// Sequence::forward of one of this model's sequences, with every kernel\n"
+               "// call timed (same results). In " + opt.name + ".timed.cpp, the library " + opt.name + "_timed.\n"
+               "kiln::KernelTimes time_kernels(kiln::Sequence& seq, const int32_t* tokens, int n, int pos, kiln::Logits which,\n"
+               "                               float* logits);\n\n"
                "}  // namespace " + ns + "\n";
 
   out.forward = emit_forward(d, opt, banner, internal_ns);
-  out.timed = banner + forward_include + "\ntemplate " + timed_run(internal_ns) + ";\n";
+  out.timed = banner + "#include \"" + opt.name + ".hpp\"\n" + forward_include +
+              "#include \"models/decoder/compiled_model.hpp\"\n\n" +
+              "kiln::KernelTimes " + ns + "::time_kernels(kiln::Sequence& seq, const int32_t* tokens, int n, int pos,\n" +
+              "                                        kiln::Logits which, float* logits) {\n" +
+              "  return kiln::decoder::time_kernels<generated::Config, generated::Forward>(seq, tokens, n, pos, which, logits);\n" +
+              "}\n";
 
   // The weight image's bounds, defined in <name>.weights.cpp.
   const std::string image_symbol = "kiln_weights_" + identifier(opt.name);
@@ -239,13 +239,13 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
     out.weights = emit_weights(opt.embed_image, image_symbol, banner);
   }
 
-  auto program = [&](const std::string& header, const std::string& entry) {
+  auto program = [&](const std::string& header, const std::string& entry, const std::string& more_args = "") {
     return banner + "#include \"" + opt.name + ".hpp\"\n#include \"" + header + "\"\n\n" +
            "int main(int argc, char** argv) {\n  return kiln::" + entry + "(argc, argv, {" + quoted(opt.name) + ", " +
-           ns + "::kDefaultGguf, " + ns + "::kBuiltIn, " + ns + "::load, " + ns + "::load});\n}\n";
+           ns + "::kDefaultGguf, " + ns + "::kBuiltIn, " + ns + "::load, " + ns + "::load}" + more_args + ");\n}\n";
   };
   out.main = program("apps/cli.hpp", "cli_main");
-  out.bench = program("apps/bench.hpp", "bench_main");
+  out.bench = program("apps/bench.hpp", "bench_main", ", " + ns + "::time_kernels");
   out.capi = banner + "#include \"" + opt.name + ".hpp\"\n#include \"capi/compiled_model.hpp\"\n\n" +
              "std::unique_ptr<kiln::Model> kiln::capi::load_compiled_model(const std::string& gguf_path) {\n" +
              "  return gguf_path.empty() ? " + ns + "::load() : " + ns + "::load(gguf_path);\n}\n";

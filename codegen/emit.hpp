@@ -24,7 +24,7 @@ struct GeneratedSources {
   std::string header;   // <name>.hpp: the public API (load)
   std::string forward;  // <name>.forward.hpp: configuration and straight-line forward pass (a template)
   std::string model;    // <name>.gen.cpp: the model description and load(); runs the forward pass
-  std::string timed;    // <name>.timed.cpp: the forward pass instantiated with its kernels timed
+  std::string timed;    // <name>.timed.cpp: the model's time_kernels (the forward pass with its kernels timed)
   std::string main;     // <name>.main.cpp: the command-line program
   std::string bench;    // <name>.bench.cpp: the benchmark program
   std::string capi;     // <name>.capi.cpp: binds the C API (capi/kiln.h) of lib<name>.so to load()

@@ -1,5 +1,5 @@
 // How long the kernel calls of one forward pass took, by kind
-// (Sequence::time_kernels). Subtracted from a measured time per token, it leaves
+// (a model's time_kernels). Subtracted from a measured time per token, it leaves
 // what the token cost beyond its kernels: kiln-bench's "overhead".
 #pragma once
 

@@ -9,7 +9,6 @@
 #include <span>
 #include <string>
 
-#include "engine/kernel_times.hpp"
 #include "engine/model_desc.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
 
@@ -98,11 +97,6 @@ class Sequence {
   // Requires 1 <= n <= max_batch() and pos + n <= n_ctx(). `logits` receives
   // n_vocab floats (Logits::Last) or n * n_vocab floats (Logits::All).
   virtual void forward(const int32_t* tokens, int n, int pos, Logits which, float* logits) = 0;
-
-  // forward(), with the same results, that also times every kernel call
-  // where the pass makes it (models/decoder/kernel_step.hpp): the time the calls of
-  // each kind took, less what timing them added (KernelTimes::timing_cost).
-  virtual KernelTimes time_kernels(const int32_t* tokens, int n, int pos, Logits which, float* logits) = 0;
 
   // Copies positions [first_pos, first_pos + n_pos) of the KV cache out of or
   // into the sequence, n_pos * Model::kv_layout().bytes_per_position() bytes,

@@ -2,6 +2,8 @@
 #
 # Compiles the model in a GGUF file into:
 #   <name>_model  a static library (include "<name>.hpp", call kiln::models::<name>::load())
+#   <name>_timed  the model's time_kernels (its forward pass with every kernel
+#                 timed: a second compile of the pass, which only -bench links)
 #   <name>        its command-line program (in <build>/bin)
 #   <name>-bench  its benchmark program (in <build>/bin)
 #   <name>_shared lib<name>.so (in <build>/lib): the model behind the C API of
@@ -59,11 +61,12 @@ function(kiln_add_model name)
     COMMENT "kiln: generating model ${name} from ${gguf}"
     VERBATIM)
 
-  add_library(${name}_model STATIC "${out}/${name}.gen.cpp" "${out}/${name}.timed.cpp" "${out}/${name}.hpp"
-              "${out}/${name}.forward.hpp")
+  add_library(${name}_model STATIC "${out}/${name}.gen.cpp" "${out}/${name}.hpp" "${out}/${name}.forward.hpp")
   target_include_directories(${name}_model PUBLIC "${out}")
   target_link_libraries(${name}_model PUBLIC kiln::models PRIVATE kiln::arch)
   set_target_properties(${name}_model PROPERTIES POSITION_INDEPENDENT_CODE ON)  # also in lib<name>.so
+  add_library(${name}_timed STATIC "${out}/${name}.timed.cpp")
+  target_link_libraries(${name}_timed PUBLIC ${name}_model PRIVATE kiln::arch)
   if(ARG_EMBED)
     # The packer is built for the model's instruction set, like the layout it
     # writes (run through CMAKE_CROSSCOMPILING_EMULATOR when cross-compiling).
@@ -89,7 +92,7 @@ function(kiln_add_model name)
   add_executable(${name} "${out}/${name}.main.cpp")
   target_link_libraries(${name} PRIVATE ${name}_model kiln::cli kiln::arch)
   add_executable(${name}-bench "${out}/${name}.bench.cpp")
-  target_link_libraries(${name}-bench PRIVATE ${name}_model kiln::bench kiln::arch)
+  target_link_libraries(${name}-bench PRIVATE ${name}_timed kiln::bench kiln::arch)
   add_executable(${name}-perplexity "${out}/${name}.perplexity.cpp")
   target_link_libraries(${name}-perplexity PRIVATE ${name}_model kiln::perplexity kiln::arch)
   set_target_properties(${name} ${name}-bench ${name}-perplexity PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")

@@ -1,5 +1,5 @@
-// Sequence::time_kernels, the forward pass instantiated with the Timed step
-// policy, on two models kiln-synth writes (llama with Q8_0/Q4_0/K-quant
+// A model's time_kernels (<name>_timed), the forward pass instantiated with
+// the Timed step policy, on two models kiln-synth writes (llama with Q8_0/Q4_0/K-quant
 // weights, qwen2 with biases): it computes what forward() computes, times
 // every kind of kernel, and kiln-bench reports it with the memory check.
 #include <doctest/doctest.h>
@@ -13,6 +13,7 @@
 
 #include "kiln_test_synth_llama_mixed.hpp"
 #include "kiln_test_synth_qwen2_mixed.hpp"
+#include "apps/token_profile.hpp"
 #include "tests/reference_check.hpp"
 #include "tests/run_process.hpp"
 #include "tests/temp_folder.hpp"
@@ -22,11 +23,14 @@ namespace {
 struct Fixture {
   const char* name;
   std::function<std::unique_ptr<kiln::Model>()> load;
+  kiln::KernelTimer time_kernels;
 };
 
 const Fixture kFixtures[] = {
-    {"synth_llama_mixed", [] { return kiln::models::kiln_test_synth_llama_mixed::load(); }},
-    {"synth_qwen2_mixed", [] { return kiln::models::kiln_test_synth_qwen2_mixed::load(); }},
+    {"synth_llama_mixed", [] { return kiln::models::kiln_test_synth_llama_mixed::load(); },
+     kiln::models::kiln_test_synth_llama_mixed::time_kernels},
+    {"synth_qwen2_mixed", [] { return kiln::models::kiln_test_synth_qwen2_mixed::load(); },
+     kiln::models::kiln_test_synth_qwen2_mixed::time_kernels},
 };
 
 std::vector<int32_t> random_prompt(int n, int vocab) {
@@ -37,11 +41,11 @@ std::vector<int32_t> random_prompt(int n, int vocab) {
 }
 
 // The logits of every position of `ids`, one token per call, from time_kernels.
-std::vector<float> all_logits_timed(kiln::Sequence& seq, const std::vector<int32_t>& ids) {
+std::vector<float> all_logits_timed(const Fixture& f, kiln::Sequence& seq, const std::vector<int32_t>& ids) {
   const size_t vocab = size_t(seq.model().n_vocab());
   std::vector<float> logits(ids.size() * vocab);
   for (size_t i = 0; i < ids.size(); ++i)
-    seq.time_kernels(&ids[i], 1, int(i), kiln::Logits::Last, logits.data() + i * vocab);
+    f.time_kernels(seq, &ids[i], 1, int(i), kiln::Logits::Last, logits.data() + i * vocab);
   return logits;
 }
 
@@ -57,7 +61,7 @@ TEST_CASE("time_kernels gives forward's logits, bit for bit, on one thread and o
       CAPTURE(threads);
       seq->set_threads(threads, kiln::ThreadFit::Exact);
       const auto untimed = kiln::test::all_logits(*seq, ids, 1);
-      const auto timed = all_logits_timed(*seq, ids);
+      const auto timed = all_logits_timed(f, *seq, ids);
       CHECK(std::memcmp(untimed.data(), timed.data(), untimed.size() * sizeof(float)) == 0);
       // And a pass after the timed ones computes what it did before them.
       CHECK(std::memcmp(untimed.data(), kiln::test::all_logits(*seq, ids, 1).data(),
@@ -78,8 +82,8 @@ TEST_CASE("time_kernels times every kind of kernel") {
       seq->set_threads(threads, kiln::ThreadFit::Exact);
       for (int n : {1, int(ids.size())}) {  // a generation step, and a batch with every position's logits
         CAPTURE(n);
-        const auto t = seq->time_kernels(ids.data(), n, 0, n == 1 ? kiln::Logits::Last : kiln::Logits::All,
-                                           logits.data());
+        const auto t = f.time_kernels(*seq, ids.data(), n, 0, n == 1 ? kiln::Logits::Last : kiln::Logits::All,
+                                      logits.data());
         CHECK(std::isfinite(t.timing_cost));
         CHECK(t.timing_cost > 0);
         for (int k = 0; k < kiln::kKernelKinds; ++k) {
@@ -96,14 +100,17 @@ TEST_CASE("time_kernels times every kind of kernel") {
   }
 }
 
-TEST_CASE("time_kernels refuses what forward refuses") {
-  auto model = kFixtures[0].load();
+TEST_CASE("time_kernels refuses what forward refuses, and another model's sequence") {
+  const Fixture& f = kFixtures[0];
+  auto model = f.load();
   auto seq = model->new_sequence();
   std::vector<float> logits(size_t(model->n_vocab()));
   const int32_t token = 1, bad_token = -1;
-  CHECK_THROWS_AS(seq->time_kernels(&token, 1, model->n_ctx(), kiln::Logits::Last, logits.data()), kiln::Error);
-  CHECK_THROWS_AS(seq->time_kernels(&bad_token, 1, 0, kiln::Logits::Last, logits.data()), kiln::Error);
-  CHECK_THROWS_AS(seq->time_kernels(&token, 0, 0, kiln::Logits::Last, logits.data()), kiln::Error);
+  CHECK_THROWS_AS(f.time_kernels(*seq, &token, 1, model->n_ctx(), kiln::Logits::Last, logits.data()), kiln::Error);
+  CHECK_THROWS_AS(f.time_kernels(*seq, &bad_token, 1, 0, kiln::Logits::Last, logits.data()), kiln::Error);
+  CHECK_THROWS_AS(f.time_kernels(*seq, &token, 0, 0, kiln::Logits::Last, logits.data()), kiln::Error);
+  auto other = kFixtures[1].load();
+  CHECK_THROWS_AS(f.time_kernels(*other->new_sequence(), &token, 1, 0, kiln::Logits::Last, logits.data()), kiln::Error);
 }
 
 TEST_CASE("kiln-bench reports the kernel time, the overhead and the memory check") {

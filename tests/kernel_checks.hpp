@@ -221,11 +221,13 @@ void check_matmul() {
   expect_same_bits(sum, expected_sum);
 }
 
+// Row counts that leave a partial row group or tile alone (1, 5) and after
+// several whole ones, unevenly shared by 2 and 3 threads (67). Each count is
+// a compile of every kernel path of the type, in every instruction-set build.
 template <TensorType T, int Cols>
 void check_matmul_all_rows() {
   check_matmul<T, 1, Cols>();
   check_matmul<T, 5, Cols>();
-  check_matmul<T, 33, Cols>();
   check_matmul<T, 67, Cols>();
 }
 

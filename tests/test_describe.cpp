@@ -281,15 +281,18 @@ TEST_CASE("codegen emits one block-types struct per distinct layer type set, and
   CHECK(kiln::codegen::identifier("3b.q4") == "m_3b_q4");
 }
 
-TEST_CASE("codegen compiles the timed forward pass in a file of its own") {
+TEST_CASE("codegen compiles the timed forward pass in a file of its own, which only -bench links") {
   const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny())));
   const auto src = kiln::codegen::emit_model(d, {.name = "m", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32});
-  const std::string timed = "template kiln::kernels::TeamWaits kiln::models::m::generated::Forward::run<kiln::Timed>(";
-  CHECK(src.forward.find("extern " + timed) != std::string::npos);
+  const std::string timed = "kiln::KernelTimes kiln::models::m::time_kernels(kiln::Sequence& seq,";
+  CHECK(src.header.find("kiln::KernelTimes time_kernels(kiln::Sequence& seq,") != std::string::npos);
   CHECK(src.timed.find("#include \"m.forward.hpp\"") != std::string::npos);
   CHECK(src.timed.find("\n" + timed) != std::string::npos);
   CHECK(src.model.find("#include \"m.forward.hpp\"") != std::string::npos);
-  CHECK(src.model.find("kiln::Timed") == std::string::npos);
+  CHECK(src.model.find("time_kernels") == std::string::npos);
+  CHECK(src.bench.find("kiln::models::m::time_kernels") != std::string::npos);
+  CHECK(src.main.find("time_kernels") == std::string::npos);
+  CHECK(src.server.find("time_kernels") == std::string::npos);
 }
 
 TEST_CASE("codegen emits the KV cache type: F16 unless F32 is asked for") {

@@ -113,7 +113,13 @@ class CompiledSequence final : public kiln::Sequence {
     });
   }
 
-  KernelTimes time_kernels(const int32_t* tokens, int n, int pos, Logits which, float* logits) override {
+  // forward(), with the same results, that also times every kernel call
+  // where the pass makes it (models/decoder/kernel_step.hpp): the time the
+  // calls of each kind took, less what timing them added
+  // (KernelTimes::timing_cost). Not part of kiln::Sequence: only a program
+  // that calls it (kiln-bench, through time_kernels below) compiles the
+  // timed pass.
+  KernelTimes time_kernels(const int32_t* tokens, int n, int pos, Logits which, float* logits) {
     check_forward<C>(tokens, n, pos);
     KernelTimes times;
     const int threads = threads_for(n);
@@ -159,5 +165,14 @@ class CompiledSequence final : public kiln::Sequence {
   std::unique_ptr<KvCache<C>> cache_;
   ForwardThreads<C> threads_;
 };
+
+// CompiledSequence::time_kernels for a sequence of this model, which the
+// generated <name>.timed.cpp defines the model's time_kernels with.
+template <class C, class Forward>
+KernelTimes time_kernels(Sequence& seq, const int32_t* tokens, int n, int pos, Logits which, float* logits) {
+  auto* compiled = dynamic_cast<CompiledSequence<C, Forward>*>(&seq);
+  if (!compiled) throw Error("time_kernels: the sequence is not one of this model's");
+  return compiled->time_kernels(tokens, n, pos, which, logits);
+}
 
 }  // namespace kiln::decoder

@@ -4,7 +4,7 @@
 //
 //   step.run(KernelKind::Matmul, kernels::matmul<...>, w, in, out, n);
 //
-// `Untimed` makes the call. `Timed` makes it and measures it (Model::
+// `Untimed` makes the call. `Timed` makes it and measures it (a model's
 // time_kernels). Codegen instantiates the one forward pass with both, so the
 // kernels that are timed are the ones inference runs, listed once.
 #pragma once
