@@ -6,14 +6,14 @@
 #include <filesystem>
 #include <optional>
 #include <random>
-#include <sstream>
-#include <thread>
 
 #include "engine/cli_support.hpp"
 #include "engine/error.hpp"
 #include "apps/bench_stats.hpp"
 #include "apps/load_bench.hpp"
 #include "apps/machine_probe.hpp"
+#include "apps/options/parse_options.hpp"
+#include "apps/options/usage.hpp"
 #include "apps/prefix_bench.hpp"
 #include "apps/resident_memory.hpp"
 #include "apps/token_profile.hpp"
@@ -25,81 +25,6 @@ namespace kiln {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-
-struct BenchOptions {
-  std::string model_path;
-  std::vector<int> prompt_sizes = {512};
-  std::vector<int> gen_sizes = {128};
-  std::vector<int> threads;
-  int repetitions = 5;
-  bool probe = false;
-  std::string limits_path;  // empty: the default cache, if it exists
-  bool json = false;
-  int prefix_tokens = 0;  // --prefix N: time to first token with part of an N-token prompt cached
-  bool load = false;         // --load: start to first token in fresh processes, instead of pp/tg
-  bool drop_caches = false;  // --drop-caches: ... with the page cache dropped before each (cold)
-  bool load_child = false;   // one process measured by --load (kLoadChildFlag)
-};
-
-std::vector<int> parse_list(const std::string& flag, const std::string& text, int min_value) {
-  std::vector<int> out;
-  std::istringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(static_cast<int>(parse_int(flag, item, min_value, 1 << 24)));
-  if (out.empty()) throw Error(flag + ": empty list");
-  return out;
-}
-
-const char* kUsage =
-    "usage: %s [options]\n\n"
-    "Measures prompt ingestion (pp) and generation (tg) speed of the model compiled into\n"
-    "this binary, as medians of repeated runs after a warm-up.\n\n"
-    "  -m, --model FILE     GGUF with this model's weights (default: %s)\n"
-    "  -p, --n-prompt LIST  prompt sizes to ingest, e.g. 128,512 (default 512; 0 skips)\n"
-    "  -n, --n-gen LIST     tokens to generate, e.g. 128 (default 128; 0 skips)\n"
-    "  -r, --repetitions N  runs per test (default 5)\n"
-    "  -t, --threads LIST   thread counts, e.g. 1,2 (default: all hardware threads)\n"
-    "  -o, --output FORMAT  md (default) or json\n"
-    "      --probe          measure this machine's limits first and cache them\n"
-    "      --machine FILE   machine limits to compare with (default: %s)\n"
-    "      --prefix N       time to first token for an N-token prompt, cold and with 50/90/100 %%\n"
-    "                       of it cached (in memory and in a state file), instead of pp/tg\n"
-    "      --load           load time: from starting a process of this program to its first\n"
-    "                       token of an empty prompt, median of -r processes (threads: the first\n"
-    "                       of -t), with their peak resident memory, instead of pp/tg\n"
-    "      --drop-caches    with --load: drop the page cache before each process (cold; root only)\n"
-    "  -h, --help           show this help\n";
-
-BenchOptions parse_bench(int argc, char** argv, const ModelEntry& model) {
-  BenchOptions o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&] { return flag_value(argc, argv, i); };
-    if (flag == "-h" || flag == "--help") {
-      std::printf(kUsage, (std::string(model.name) + "-bench").c_str(), default_model_text(model).c_str(),
-                  default_limits_path().c_str());
-      std::exit(0);
-    } else if (flag == "-m" || flag == "--model") o.model_path = value();
-    else if (flag == "-p" || flag == "--n-prompt") o.prompt_sizes = parse_list(flag, value(), 0);
-    else if (flag == "-n" || flag == "--n-gen") o.gen_sizes = parse_list(flag, value(), 0);
-    else if (flag == "-t" || flag == "--threads") o.threads = parse_list(flag, value(), 1);
-    else if (flag == "-r" || flag == "--repetitions") o.repetitions = parse_list(flag, value(), 1).at(0);
-    else if (flag == "-o" || flag == "--output") {
-      const std::string f = value();
-      if (f != "md" && f != "json") throw Error("-o: expected md or json, got '" + f + "'");
-      o.json = f == "json";
-    } else if (flag == "--probe") o.probe = true;
-    else if (flag == "--machine") o.limits_path = value();
-    else if (flag == "--prefix") o.prefix_tokens = parse_list(flag, value(), 2).at(0);
-    else if (flag == "--load") o.load = true;
-    else if (flag == "--drop-caches") o.drop_caches = true;
-    else if (flag == kLoadChildFlag) o.load_child = true;
-    else throw Error("unknown argument '" + flag + "' (see --help)");
-  }
-  if (o.threads.empty()) o.threads = {static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
-  if (o.drop_caches && !o.load) throw Error("--drop-caches: needs --load");
-  return o;
-}
 
 // What one token costs the hardware, from the model description.
 struct ModelCost {
@@ -370,18 +295,21 @@ void print_json(const std::string& name, const ModelCost& cost, const std::vecto
 
 int run(int argc, char** argv, const ModelEntry& entry, KernelTimer time_kernels) {
   const char* name = entry.name;
-  const BenchOptions o = parse_bench(argc, argv, entry);
-  if (o.load_child) return run_load_child(entry, o.model_path, o.threads.front());
+  std::optional<Options> parsed = parse_options(kBench, argc, argv, entry);
+  if (!parsed) return 0;
+  Options& o = *parsed;
+  if (o.thread_counts.empty()) o.thread_counts = {hardware_threads()};
+  if (o.load_child) return run_load_child(entry, o.model_path, o.thread_counts.front());
   if (o.load) {
-    run_load_bench(entry, {o.model_path, o.threads.front(), o.repetitions, o.drop_caches});
+    run_load_bench(entry, {o.model_path, o.thread_counts.front(), o.repetitions, o.drop_caches});
     return 0;
   }
   std::optional<MachineLimits> limits;
-  const int max_threads = *std::max_element(o.threads.begin(), o.threads.end());
+  const int max_threads = *std::max_element(o.thread_counts.begin(), o.thread_counts.end());
   const std::string limits_path = o.limits_path.empty() ? default_limits_path() : o.limits_path;
   if (o.probe) {
     std::fprintf(stderr, "%s-bench: measuring this machine (a few seconds)...\n", name);
-    limits = probe_machine(std::max(max_threads, int(std::thread::hardware_concurrency())));
+    limits = probe_machine(std::max(max_threads, hardware_threads()));
     save_limits(*limits, limits_path);
     std::fprintf(stderr, "%s-bench: machine limits saved to %s\n", name, limits_path.c_str());
   } else if (!o.limits_path.empty()) {
@@ -410,7 +338,7 @@ int run(int argc, char** argv, const ModelEntry& entry, KernelTimer time_kernels
   Session session(*model);
   Sequence& seq = session.sequence();
   if (o.prefix_tokens > 0) {
-    for (int t : o.threads) {
+    for (int t : o.thread_counts) {
       seq.set_threads(t);
       PrefixBenchOptions prefix;
       prefix.prompt_tokens = o.prefix_tokens;
@@ -422,7 +350,7 @@ int run(int argc, char** argv, const ModelEntry& entry, KernelTimer time_kernels
 
   const ModelCost cost = model_cost(model->desc());
   std::vector<Result> results;
-  for (int t : o.threads) {
+  for (int t : o.thread_counts) {
     seq.set_threads(t);
     for (int p : o.prompt_sizes)
       if (p > 0) results.push_back(bench_prompt(seq, p, o.repetitions, cost, limits ? &*limits : nullptr));
@@ -445,7 +373,7 @@ int run(int argc, char** argv, const ModelEntry& entry, KernelTimer time_kernels
 }  // namespace
 
 int bench_main(int argc, char** argv, const ModelEntry& model, KernelTimer time_kernels) {
-  return run_reporting_errors(std::string(model.name) + "-bench", [&] { return run(argc, argv, model, time_kernels); });
+  return run_reporting_errors(program_name(kBench, model), [&] { return run(argc, argv, model, time_kernels); });
 }
 
 }  // namespace kiln

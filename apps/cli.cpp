@@ -6,14 +6,14 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <thread>
 
 #include "engine/cli_support.hpp"
 #include "engine/error.hpp"
 #include "engine/model_path.hpp"
 #include "engine/session/session.hpp"
 #include "apps/cli_chat.hpp"
-#include "apps/cli_options.hpp"
+#include "apps/options/parse_options.hpp"
+#include "apps/options/usage.hpp"
 #include "apps/logits_dump.hpp"
 #include "apps/prompt_cache.hpp"
 #include "engine/elapsed.hpp"
@@ -45,13 +45,11 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   const char* name = entry.name;
   // A write beyond the file size limit then fails (and is cleaned up) instead of killing the program.
   std::signal(SIGXFSZ, SIG_IGN);
-  CliOptions opt = parse_cli(argc, argv);
-  if (opt.help) {
-    std::fputs(cli_usage(name, default_model_text(entry)).c_str(), stdout);
-    return 0;
-  }
+  std::optional<Options> parsed = parse_options(kCli, argc, argv, entry);
+  if (!parsed) return 0;
+  Options& opt = *parsed;
 
-  const int wanted = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int wanted = wanted_threads(opt);
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Model> model = [&] {
     const LoadThreads load_threads(wanted);
@@ -159,7 +157,7 @@ std::string default_model_text(const ModelEntry& model) {
 }
 
 int cli_main(int argc, char** argv, const ModelEntry& model) {
-  return run_reporting_errors(model.name, [&] { return run(argc, argv, model); });
+  return run_reporting_errors(program_name(kCli, model), [&] { return run(argc, argv, model); });
 }
 
 }  // namespace kiln

@@ -38,7 +38,7 @@ std::tm local_now() {
   return now;
 }
 
-GenerationStats run_conversation(Session& session, const CliOptions& opt, Sampler& sampler, const ChatIo& io) {
+GenerationStats run_conversation(Session& session, const Options& opt, Sampler& sampler, const ChatIo& io) {
   const Model& model = session.model();
   const Tokenizer& tok = model.tokenizer();
   chat::Conversation chat(tok, load_chat_template(model, opt.chat_template_file), local_now());

@@ -11,7 +11,7 @@
 #include "engine/model.hpp"
 #include "engine/session/sampler.hpp"
 #include "engine/session/session.hpp"
-#include "apps/cli_options.hpp"
+#include "apps/options/options.hpp"
 
 namespace kiln {
 
@@ -34,6 +34,6 @@ struct ChatIo {
 // turns (prompt and reused tokens summed, time to first token of the first
 // turn). Prints one line per turn on stderr: its prompt tokens, how many the
 // session reused, how many it computed, and how many it generated.
-GenerationStats run_conversation(Session& session, const CliOptions& opt, Sampler& sampler, const ChatIo& io);
+GenerationStats run_conversation(Session& session, const Options& opt, Sampler& sampler, const ChatIo& io);
 
 }  // namespace kiln

@@ -5,10 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
-#include <thread>
 
 #include "engine/cli_support.hpp"
 #include "engine/error.hpp"
+#include "apps/options/parse_options.hpp"
+#include "apps/options/usage.hpp"
 #include "apps/perplexity_score.hpp"
 #include "engine/elapsed.hpp"
 #include "engine/load_threads.hpp"
@@ -17,57 +18,14 @@ namespace kiln {
 
 namespace {
 
-struct PerplexityOptions {
-  std::string model_path;  // -m; empty: the GGUF the binary was compiled from
-  std::string text_path;   // -f
-  int n_ctx = 0;           // -c; 0: the context the binary was compiled for
-  int threads = 0;         // -t; 0: all hardware threads
-  int chunks = -1;         // --chunks; -1: as many as the text holds
-};
-
-const char* kUsage =
-    "usage: %s -f FILE [options]\n\n"
-    "Computes the perplexity of the model compiled into this binary on a text, as llama.cpp's\n"
-    "llama-perplexity does: the text (with BOS) is cut into chunks of -c tokens, each chunk starts\n"
-    "with BOS and is scored on its second half. Prints the running estimate after each chunk and\n"
-    "the final value with its standard error.\n\n"
-    "  -m, --model FILE     GGUF with this model's weights (default: %s)\n"
-    "  -f, --file FILE      the text to score\n"
-    "  -c, --ctx-size N     tokens per chunk, at least 3 (default: the context it was compiled for)\n"
-    "  -t, --threads N      threads to use (default: all hardware threads)\n"
-    "      --chunks N       score at most N chunks (default: -1 = all the text holds)\n"
-    "  -h, --help           show this help\n";
-
-// Returns nullopt after printing the help.
-std::optional<PerplexityOptions> parse_perplexity(int argc, char** argv, const std::string& program,
-                                                  const ModelEntry& model) {
-  PerplexityOptions o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&] { return flag_value(argc, argv, i); };
-    if (flag == "-h" || flag == "--help") {
-      std::printf(kUsage, program.c_str(), default_model_text(model).c_str());
-      return std::nullopt;
-    } else if (flag == "-m" || flag == "--model") o.model_path = value();
-    else if (flag == "-f" || flag == "--file") o.text_path = value();
-    else if (flag == "-c" || flag == "--ctx-size") o.n_ctx = static_cast<int>(parse_int(flag, value(), 1, 1 << 30));
-    else if (flag == "-t" || flag == "--threads") o.threads = static_cast<int>(parse_int(flag, value(), 1, 1 << 16));
-    else if (flag == "--chunks") o.chunks = static_cast<int>(parse_int(flag, value(), -1, 1 << 30));
-    else throw Error("unknown argument '" + flag + "' (see --help)");
-  }
-  if (o.text_path.empty()) throw Error("no text to score: give -f FILE");
-  if (o.chunks == 0) throw Error("--chunks: expected -1 (all) or a positive count, got 0");
-  return o;
-}
-
 int run(int argc, char** argv, const std::string& program, const ModelEntry& entry) {
-  const std::optional<PerplexityOptions> parsed = parse_perplexity(argc, argv, program, entry);
+  const std::optional<Options> parsed = parse_options(kPerplexity, argc, argv, entry);
   if (!parsed) return 0;
-  const PerplexityOptions& opt = *parsed;
+  const Options& opt = *parsed;
   // The text first: a wrong path is reported before the model is mapped.
   const std::string text = read_text_file("-f", opt.text_path, "text file");
 
-  const int wanted = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int wanted = wanted_threads(opt);
   std::unique_ptr<Model> model = [&] {
     const LoadThreads load_threads(wanted);
     return load_model(entry, opt.model_path);
@@ -120,7 +78,7 @@ int run(int argc, char** argv, const std::string& program, const ModelEntry& ent
 }  // namespace
 
 int perplexity_main(int argc, char** argv, const ModelEntry& model) {
-  const std::string program = std::string(model.name) + "-perplexity";
+  const std::string program = program_name(kPerplexity, model);
   return run_reporting_errors(program, [&] { return run(argc, argv, program, model); });
 }
 

@@ -1,6 +1,7 @@
 #include "engine/cli_support.hpp"
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -19,10 +20,14 @@ long long parse_int(const std::string& flag, const std::string& text, long long 
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || v < min || v > max)
-    throw Error(flag + ": expected an integer" +
-                (min > -(1ll << 31) ? " from " + std::to_string(min) + " to " + std::to_string(max) : std::string()) +
-                ", got '" + text + "'");
+  if (text.empty() || *end != '\0') throw Error(flag + ": expected an integer, got '" + text + "'");
+  if (errno == ERANGE || v < min || v > max) {
+    // A bound at the type's limit is no news to the reader: "-1 or more", not "-1 to 2147483647".
+    const std::string range = max >= INT_MAX && min > INT_MIN
+                                  ? std::to_string(min) + " or more"
+                                  : "from " + std::to_string(min) + " to " + std::to_string(max);
+    throw Error(flag + ": expected an integer " + range + ", got '" + text + "'");
+  }
   return v;
 }
 

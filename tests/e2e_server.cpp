@@ -335,7 +335,7 @@ TEST_CASE("concurrent requests, decoded together, each get their solo answer" * 
 TEST_CASE("bad flags: one line and exit status 1") {
   const auto unknown = run_process({SERVER_BIN, "--frobnicate"});
   CHECK(unknown.exit_code == 1);
-  CHECK(unknown.err == "kiln_test_stories260K-server: error: unknown flag '--frobnicate' (see --help)\n");
+  CHECK(unknown.err == "kiln_test_stories260K-server: error: unknown argument '--frobnicate' (see --help)\n");
   const auto ctx = run_process({SERVER_BIN, "-c", "4096"});
   CHECK(ctx.exit_code == 1);
   CHECK(ctx.err.find("fixed when the model is compiled") != std::string::npos);

@@ -7,7 +7,6 @@
 #include "engine/model.hpp"
 #include "apps/server/openai_response.hpp"
 #include "apps/server/request_prompt.hpp"
-#include "apps/server/server_options.hpp"
 #include "apps/server/slot_scheduler.hpp"
 
 namespace kiln {
@@ -124,7 +123,7 @@ void add_routes(httplib::Server& server, const ServerContext& context) {
   const ServerContext* ctx = &context;  // outlives the server
   server.set_payload_max_length(kMaxBodyBytes);
   server.set_pre_routing_handler([ctx](const httplib::Request& req, httplib::Response& res) {
-    if (req.path == "/health" || req.path == "/v1/health" || authorized(req, ctx->options.api_key))
+    if (req.path == "/health" || req.path == "/v1/health" || authorized(req, ctx->api_key))
       return httplib::Server::HandlerResponse::Unhandled;
     send_error(res, 401, "invalid or missing API key (send 'Authorization: Bearer <key>')");
     return httplib::Server::HandlerResponse::Handled;

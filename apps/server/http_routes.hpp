@@ -16,15 +16,14 @@ class SlotScheduler;
 namespace chat {
 class ChatTemplate;
 }
-struct ServerOptions;
 
 struct ServerContext {
   const Model& model;
-  const ServerOptions& options;
   SlotScheduler& scheduler;
   const chat::ChatTemplate& chat_template;  // chats are rendered with it on the request's thread
   std::string model_id;       // "model" in responses and /v1/models
   std::string template_name;  // the chat template in use, for /props
+  std::string api_key;        // --api-key; empty: no key asked for
 };
 
 void add_routes(httplib::Server& server, const ServerContext& context);

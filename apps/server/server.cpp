@@ -14,9 +14,10 @@
 #include "engine/error.hpp"
 #include "engine/load_threads.hpp"
 #include "apps/cli_chat.hpp"
+#include "apps/options/parse_options.hpp"
+#include "apps/options/usage.hpp"
 #include "apps/server/completion.hpp"
 #include "apps/server/http_routes.hpp"
-#include "apps/server/server_options.hpp"
 #include "apps/server/slot_scheduler.hpp"
 
 namespace kiln {
@@ -35,6 +36,9 @@ sigset_t block_stop_signals() {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
 }
+
+// --cache-ram in bytes: SIZE_MAX for no limit, 0 for no prefix cache.
+size_t cache_ram_bytes(long long mib) { return mib < 0 ? SIZE_MAX : static_cast<size_t>(mib) << 20; }
 
 class StopOnSignal {
  public:
@@ -59,19 +63,17 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   const char* name = entry.name;
   std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not the end of the server
   const sigset_t stop_signals = block_stop_signals();
-  const ServerOptions opt = parse_server_options(argc, argv);
-  if (opt.help) {
-    std::fputs(server_usage(name, default_model_text(entry).c_str()).c_str(), stdout);
-    return 0;
-  }
-  const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::optional<Options> parsed = parse_options(kServer, argc, argv, entry);
+  if (!parsed) return 0;
+  const Options& opt = *parsed;
+  const int threads = wanted_threads(opt);
   std::unique_ptr<Model> model = [&] {
     const LoadThreads load_threads(threads);
     return load_model(entry, opt.model_path);
   }();
   chat::ChatTemplate chat_template = load_chat_template(*model, opt.chat_template_file);
   const std::string template_name = chat_template.name();
-  const size_t cache_bytes = cache_ram_bytes(opt);
+  const size_t cache_bytes = cache_ram_bytes(opt.cache_ram_mib);
   CompletionRunner runner(*model, threads, opt.parallel, cache_bytes);
   SlotScheduler scheduler(opt.parallel, runner);
 
@@ -80,7 +82,8 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   // while it waits for the worker, and a few more keep /health answering.
   const size_t http_threads = std::max<size_t>(8, static_cast<size_t>(opt.parallel) + 4);
   server.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
-  const ServerContext context{*model, opt, scheduler, chat_template, opt.alias.empty() ? name : opt.alias, template_name};
+  const ServerContext context{*model, scheduler, chat_template, opt.alias.empty() ? name : opt.alias, template_name,
+                              opt.api_key};
   add_routes(server, context);
   // cpp-httplib listens with a backlog of 5 connections, so many clients
   // connecting at once overflow it and some lose their request; listening
@@ -109,7 +112,7 @@ int run(int argc, char** argv, const ModelEntry& entry) {
 }  // namespace
 
 int server_main(int argc, char** argv, const ModelEntry& model) {
-  return run_reporting_errors(std::string(model.name) + "-server", [&] { return run(argc, argv, model); });
+  return run_reporting_errors(program_name(kServer, model), [&] { return run(argc, argv, model); });
 }
 
 }  // namespace kiln

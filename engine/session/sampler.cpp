@@ -12,8 +12,6 @@ namespace kiln {
 
 namespace {
 
-constexpr uint64_t kRandomSeed = 0xFFFFFFFF;
-
 // Shortest text that reads back as `v` ("1.5", not "1.500000").
 std::string to_text(float v) {
   char buffer[32];

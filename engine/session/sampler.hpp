@@ -9,6 +9,9 @@
 
 namespace kiln {
 
+// The seed that asks for a random one (llama.cpp's LLAMA_DEFAULT_SEED; -s -1).
+inline constexpr uint64_t kRandomSeed = 0xFFFFFFFF;
+
 // llama.cpp's defaults.
 struct SamplerParams {
   float temperature = 0.8f;     // <= 0: greedy
@@ -17,7 +20,7 @@ struct SamplerParams {
   float min_p = 0.05f;          // 0: off
   float repeat_penalty = 1.0f;  // 1: off
   int repeat_last_n = 64;       // how many recent tokens the penalty looks at
-  uint64_t seed = 0xFFFFFFFF;   // 0xFFFFFFFF: pick a random seed
+  uint64_t seed = kRandomSeed;
 };
 
 class Sampler {

@@ -1,0 +1,34 @@
+#include "apps/options/combinations.hpp"
+
+#include "engine/error.hpp"
+
+namespace kiln {
+
+namespace {
+
+void check_cli(const Options& o) {
+  if (!o.prompt_ids.empty() && (!o.prompt.empty() || !o.prompt_file.empty()))
+    throw Error("--prompt-ids: give either a text prompt (-p, -f) or token ids, not both");
+  if (o.prompt_cache_ro && o.prompt_cache.empty()) throw Error("--prompt-cache-ro: needs --prompt-cache FILE");
+  if (!o.conversation && !o.system_prompt.empty()) throw Error("-sys: a system prompt needs conversation mode (-cnv)");
+  if (!o.conversation && !o.chat_template_file.empty()) throw Error("--chat-template-file: needs conversation mode (-cnv)");
+  if (o.conversation && (!o.prompt_ids.empty() || !o.logits_out.empty() || !o.prompt_cache.empty()))
+    throw Error("-cnv: cannot be combined with --prompt-ids, --logits-out or --prompt-cache");
+}
+
+}  // namespace
+
+void check_combinations(Program program, const Options& o) {
+  switch (program) {
+    case kCli: check_cli(o); break;
+    case kServer: break;
+    case kBench:
+      if (o.drop_caches && !o.load) throw Error("--drop-caches: needs --load");
+      break;
+    case kPerplexity:
+      if (o.text_path.empty()) throw Error("no text to score: give -f FILE");
+      break;
+  }
+}
+
+}  // namespace kiln
