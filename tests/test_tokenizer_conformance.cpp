@@ -22,13 +22,8 @@ struct VocabCase {
 
 // Reads the .inp/.out pair next to a vocab GGUF.
 std::vector<VocabCase> read_vocab_cases(const std::string& gguf_path) {
-  const std::string inputs = read_file(gguf_path + ".inp");
-  const std::string separator = "\n__ggml_vocab_test__\n";
   std::vector<VocabCase> cases;
-  for (size_t pos = 0, end; (end = inputs.find(separator, pos)) != std::string::npos;
-       pos = end + separator.size()) {
-    cases.push_back({inputs.substr(pos, end - pos), {}});
-  }
+  for (std::string& text : read_test_texts(gguf_path + ".inp")) cases.push_back({std::move(text), {}});
   std::istringstream outputs(read_file(gguf_path + ".out"));
   std::string line;
   for (VocabCase& c : cases) {

@@ -78,14 +78,36 @@ const PieceCase kDefaultCases[] = {
     {"a  \n  b", {"a", "  \n ", " b"}},
 };
 
+// GPT-4o's expression as llama.cpp runs it: with std::regex, over the text
+// with every code point past ASCII replaced by a byte standing for its class
+// (letter, number, white space, ...), and \p{L} / \p{N} by classes of those
+// bytes and ASCII. The pieces were computed that way with Python's `re` on
+// bytes; the tests of tests/vocab_variants check the same against llama.cpp.
+const PieceCase kGpt4oCases[] = {
+    {"HelloWorld XMLHttpRequest iPhone", {"Hello", "World", " XMLHttp", "Request", " i", "Phone"}},
+    {"ALLCAPS camelCase PascalCase snake_case", {"ALLCAPS", " camel", "Case", " Pascal", "Case", " snake", "_case"}},
+    {"DON'T they're it's O'Neil 'quoted'", {"DON'T", " they're", " it's", " O", "'Neil", " '", "quoted", "'"}},
+    // Letters past ASCII are both cases: U* gives one back to W+ ("ABCé"), or
+    // W+ starts and ends on the last one before ASCII capitals (" Ä", "BC").
+    {"ABC\xC3\xA9 \xC3\x84" "BC AB\xC3\x84 a\xC3\x84" "B",
+     {"ABC\xC3\xA9", " \xC3\x84", "BC", " AB\xC3\x84", " a\xC3\x84", "B"}},
+    {"\xC3\x84pfel\xC3\x96l \xC3\x89" "COLE \xCE\x91\xCE\x92\xCE\x93\xCE\xB4\xCE\xB5",
+     {"\xC3\x84pfel\xC3\x96l", " \xC3\x89", "COLE", " \xCE\x91\xCE\x92\xCE\x93\xCE\xB4\xCE\xB5"}},
+    {"e\xCC\x81" "cole", {"e", "\xCC\x81" "cole"}},  // a combining mark leads the next word
+    {"path/to/file a//b ///\n", {"path", "/to", "/file", " a", "//", "b", " ///\n"}},
+    {"x+=1;\n\n// line", {"x", "+=", "1", ";\n\n//", " line"}},
+    {"12345678 3.14", {"123", "456", "78", " ", "3", ".", "14"}},
+    {"tabs\tand\r\nCRLF  \n  end  ", {"tabs", "\tand", "\r\n", "CRLF", "  \n", " ", " end", "  "}},
+    {"\xC2\xA0non-breaking\xE3\x80\x80wide", {"\xC2\xA0non", "-breaking", "\xE3\x80\x80wide"}},
+    {"\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E English\xE4\xB8\xAD\xE6\x96\x87" "123",
+     {"\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", " English\xE4\xB8\xAD\xE6\x96\x87", "123"}},
+};
+
 void check_cases(PreTokenizer kind, std::span<const PieceCase> cases) {
-  int checked = 0;
   for (const PieceCase& c : cases) {
     CAPTURE(c.text);
     CHECK(pieces(kind, c.text) == c.expected);
-    ++checked;
   }
-  CHECK(checked == 19);
 }
 
 }  // namespace
@@ -95,6 +117,8 @@ TEST_CASE("smollm: digits one by one, then GPT-2's expression (case list)") { ch
 TEST_CASE("default: punctuation runs, GPT-2's expression, digit runs in threes (case list)") {
   check_cases(PreTokenizer::Default, kDefaultCases);
 }
+
+TEST_CASE("gpt-4o: words split where ASCII case changes (case list)") { check_cases(PreTokenizer::Gpt4o, kGpt4oCases); }
 
 TEST_CASE("unicode classes: category groups and white space") {
   struct Expected {
@@ -163,8 +187,9 @@ TEST_CASE("every pre-tokenizer keeps every byte, in order") {
   const std::string text =
       "  Hello, y'all! \xC3\x84pfel 3.14\t\t\n\r\n 1000000 \xE4\xB8\xAD\xE6\x96\x87 "
       "\xF0\x9F\xA6\x99\xE2\x80\x8D\xC3 end   ";
-  for (PreTokenizer kind : {PreTokenizer::Gpt2, PreTokenizer::Llama3, PreTokenizer::Qwen2, PreTokenizer::DeepseekLlm,
-                            PreTokenizer::DeepseekCoder, PreTokenizer::Smollm, PreTokenizer::Default}) {
+  for (PreTokenizer kind : {PreTokenizer::Gpt2, PreTokenizer::Llama3, PreTokenizer::Qwen2, PreTokenizer::Gpt4o,
+                            PreTokenizer::DeepseekLlm, PreTokenizer::DeepseekCoder, PreTokenizer::Smollm,
+                            PreTokenizer::Default}) {
     CAPTURE(static_cast<int>(kind));
     std::string joined;
     for (const std::string& piece : pieces(kind, text)) {

@@ -29,6 +29,18 @@ inline std::string read_file(const std::string& path) {
   return text.str();
 }
 
+// The texts of a file in test-tokenizer-0's .inp format (each followed by a
+// separator line; ../shared/tokenizer-tests/README.md), byte for byte.
+inline std::vector<std::string> read_test_texts(const std::string& inp_path) {
+  const std::string inputs = read_file(inp_path);
+  const std::string separator = "\n__ggml_vocab_test__\n";
+  std::vector<std::string> texts;
+  for (size_t pos = 0, end; (end = inputs.find(separator, pos)) != std::string::npos; pos = end + separator.size()) {
+    texts.push_back(inputs.substr(pos, end - pos));
+  }
+  return texts;
+}
+
 inline std::vector<int32_t> parse_ids(const std::string& line) {
   std::istringstream in(line);
   std::vector<int32_t> ids;

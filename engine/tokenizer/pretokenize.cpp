@@ -42,8 +42,12 @@ bool is_number(const CodePoint& c) { return c.cls.category == CharCategory::Numb
 bool is_punctuation(const CodePoint& c) { return c.cls.category == CharCategory::Punctuation; }
 bool is_space(const CodePoint& c) { return c.cls.whitespace; }
 bool is_newline(const CodePoint& c) { return c.value == '\r' || c.value == '\n'; }
+bool is_newline_or_slash(const CodePoint& c) { return is_newline(c) || c.value == '/'; }
 bool is_blank(const CodePoint& c) { return c.value == ' '; }
 bool is_ascii_digit(const CodePoint& c) { return c.value >= '0' && c.value <= '9'; }
+// GPT-4o's U and W (see PreTokenizer::Gpt4o)
+bool is_letter_but_ascii_small(const CodePoint& c) { return is_letter(c) && !(c.value >= 'a' && c.value <= 'z'); }
+bool is_letter_but_ascii_capital(const CodePoint& c) { return is_letter(c) && !(c.value >= 'A' && c.value <= 'Z'); }
 // [^\s\p{L}\p{N}]
 bool is_other(const CodePoint& c) { return !is_space(c) && !is_letter(c) && !is_number(c); }
 // [^\r\n\p{L}\p{N}]
@@ -127,7 +131,7 @@ size_t optional_then_run(Piece piece, size_t at, Predicate x, Predicate y) {
 
 // 's|'t|'re|'ve|'m|'ll|'d, with any_case also 'S, 'RE, 'rE, ... (ASCII only).
 size_t contraction(Piece piece, size_t at, bool any_case) {
-  if (piece[at].value != '\'') return 0;
+  if (at >= piece.size() || piece[at].value != '\'') return 0;
   auto is = [&](size_t offset, char lower) {
     if (at + offset >= piece.size()) return false;
     const char32_t c = piece[at + offset].value;
@@ -164,14 +168,47 @@ size_t gpt2(Piece piece, size_t at) {
   return white_space(piece, at);
 }
 
+// \p{N}{1,MaxDigits}| ?[^\s\p{L}\p{N}]+After*|\s*[\r\n]+|\s+(?!\S)|\s+ : how
+// Llama 3's and GPT-4o's expressions go on after their words.
+template <size_t MaxDigits, Predicate After>
+size_t numbers_symbols_spaces(Piece piece, size_t at) {
+  if (const size_t n = run(piece, at, is_number, MaxDigits)) return n;
+  if (const size_t n = optional_then_run(piece, at, is_blank, is_other)) return n + run(piece, at + n, After);
+  if (const size_t n = white_space_through_newline(piece, at)) return n;
+  return white_space(piece, at);
+}
+
 template <size_t MaxDigits>
 size_t llama3(Piece piece, size_t at) {
   if (const size_t n = contraction(piece, at, /*any_case=*/true)) return n;
   if (const size_t n = optional_then_run(piece, at, is_not_newline_letter_number, is_letter)) return n;
-  if (const size_t n = run(piece, at, is_number, MaxDigits)) return n;
-  if (const size_t n = optional_then_run(piece, at, is_blank, is_other)) return n + run(piece, at + n, is_newline);
-  if (const size_t n = white_space_through_newline(piece, at)) return n;
-  return white_space(piece, at);
+  return numbers_symbols_spaces<MaxDigits, is_newline>(piece, at);
+}
+
+// U*W+|U+W* (GPT-4o's words without their lead and contraction), as a
+// backtracking regex engine matches it: U* first takes every letter it can,
+// then gives them back one at a time until W+ can start.
+size_t cased_word(Piece piece, size_t at) {
+  const size_t upper = run(piece, at, is_letter_but_ascii_small);
+  if (at + upper < piece.size() && is_letter_but_ascii_capital(piece[at + upper])) {
+    return upper + run(piece, at + upper, is_letter_but_ascii_capital);
+  }
+  // W+ starts on the last letter U* took that is also a W, and ends there:
+  // every letter after it is an ASCII capital.
+  for (size_t n = upper; n > 0; --n) {
+    if (is_letter_but_ascii_capital(piece[at + n - 1])) return n;
+  }
+  return upper;  // U+ alone: ASCII capitals only (or no letter at all)
+}
+
+size_t gpt4o(Piece piece, size_t at) {
+  // The lead [^\r\n\p{L}\p{N}] is never a letter, so without it no word
+  // starts at `at` either.
+  const size_t lead = is_not_newline_letter_number(piece[at]) ? 1 : 0;
+  if (const size_t n = cased_word(piece, at + lead)) {
+    return lead + n + contraction(piece, at + lead + n, /*any_case=*/true);
+  }
+  return numbers_symbols_spaces<3, is_newline_or_slash>(piece, at);
 }
 
 template <Predicate Y>
@@ -214,6 +251,7 @@ std::span<const Finder> finders(PreTokenizer kind) {
   static constexpr Finder kGpt2[] = {first_match<gpt2>};
   static constexpr Finder kLlama3[] = {first_match<llama3<3>>};
   static constexpr Finder kQwen2[] = {first_match<llama3<1>>};
+  static constexpr Finder kGpt4o[] = {first_match<gpt4o>};
   static constexpr Finder kDeepseekLlm[] = {
       first_match<one<is_newline>>,
       first_match<space_then_many<is_deepseek_letter>>,
@@ -236,6 +274,7 @@ std::span<const Finder> finders(PreTokenizer kind) {
     case PreTokenizer::Gpt2: return kGpt2;
     case PreTokenizer::Llama3: return kLlama3;
     case PreTokenizer::Qwen2: return kQwen2;
+    case PreTokenizer::Gpt4o: return kGpt4o;
     case PreTokenizer::DeepseekLlm: return kDeepseekLlm;
     case PreTokenizer::DeepseekCoder: return kDeepseekCoder;
     case PreTokenizer::Smollm: return kSmollm;

@@ -20,6 +20,13 @@ enum class PreTokenizer {
   Llama3,
   // as Llama3, with \p{N} (single digits) for \p{N}{1,3}
   Qwen2,
+  // GPT-4o's (Phi-4-mini's) in the form llama.cpp runs, which splits words
+  // where their case changes but knows case only in ASCII. With U = a letter
+  // other than a-z and W = a letter other than A-Z (so any other letter is
+  // both, and a combining mark, which the original counts with the letters,
+  // is neither) and C = (?i:'s|'t|'re|'ve|'m|'ll|'d):
+  // [^\r\n\p{L}\p{N}]?U*W+C?|[^\r\n\p{L}\p{N}]?U+W*C?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+  Gpt4o,
   // [\r\n], \s?[<cased letters>]+, \s?[!-/:-~！-／：-～‘-‟　-。]+, \s+$, [一-龥ࠀ-一가-퟿]+, \p{N}+
   DeepseekLlm,
   // [\r\n], \s?\p{L}+, \s?\p{P}+, [一-龥ࠀ-一가-퟿]+, \p{N}

@@ -24,8 +24,10 @@ constexpr NamedFlavor kFlavors[] = {
     {"llama-v3", {PreTokenizer::Llama3, true, true}},
     {"llama-bpe", {PreTokenizer::Llama3, true, true}},
     {"falcon3", {PreTokenizer::Llama3, true, true}},
+    {"smaug-bpe", {PreTokenizer::Llama3, false, false}},  // SmolLM3's Llama 3 vocabulary
     {"qwen2", {PreTokenizer::Qwen2, false, false}},
     {"deepseek-r1-qwen", {PreTokenizer::Qwen2, false, false}},
+    {"gpt-4o", {PreTokenizer::Gpt4o, false, false}},  // Phi-4-mini
     {"gpt-2", {PreTokenizer::Gpt2, false, false}},
     {"deepseek-llm", {PreTokenizer::DeepseekLlm, false, false}},
     {"deepseek-coder", {PreTokenizer::DeepseekCoder, false, false}},
