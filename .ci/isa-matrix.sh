@@ -58,7 +58,7 @@ cpu_runs() {
 }
 
 kernel_tests=(test_kernels test_kernels_arch test_kernels_kquant test_kernels_matmul test_kernels_matmul_q8 test_kernels_q8
-  test_kernels_q5_iq4 test_kernels_q2_q3 test_interleave test_cpu_features test_machine_probe test_team)
+  test_kernels_q5_iq4 test_kernels_q2_q3 test_kernels_moe test_interleave test_cpu_features test_machine_probe test_team)
 kernel_regex="^($(IFS='|'; echo "${kernel_tests[*]}"))\$"
 
 # The compiler's macros that choose code paths: kiln's (kernels/arch/, fp16.hpp)
