@@ -22,8 +22,9 @@ namespace kiln::decoder {
 using kernels::Store;
 using kernels::Sync;
 
-// The matrices of a block, by role (their fields in LayerWeights and Types).
-// A mixture's experts are named by the shape of one expert's matrix.
+// The matrices of a block, by role (their fields in LayerWeights and Types):
+// ffn_gate_inp is a mixture's router, and each *_exps role one expert's
+// matrix (its shape below; models/decoder/moe.hpp).
 enum class Matrix {
   attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down,
   ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps
