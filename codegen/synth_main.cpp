@@ -22,7 +22,7 @@ const char* kUsage =
     "  --preset NAME      stories260k, stories15m, stories110m, tinyllama-1.1b, qwen2.5-0.5b,\n"
     "                     qwen3-0.6b, gemma3-1b, smollm3-3b, phi4-mini or qwen3-30b-a3b\n"
     "  --arch NAME        llama (default), qwen2 (Q/K/V biases, NEOX RoPE), qwen3 (Q/K norms),\n"
-    "                     gemma3 (Q/K norms, post-norms, GELU, sliding window), smollm3 (NoPE layers)\n"
+    "                     gemma3 (Q/K norms, post-norms, GELU, sliding window), smollm3 (NoPE layers),\n"
     "                     phi3 (fused attn_qkv and gate-up ffn_up, NEOX RoPE) or qwen3moe (qwen3's\n"
     "                     attention, a mixture of experts: needs the three expert sizes below)\n"
     "  sizes (override the preset; all are needed without one):\n"
