@@ -28,7 +28,7 @@ using Clock = std::chrono::steady_clock;
 
 // What one token costs the hardware, from the model description.
 struct ModelCost {
-  double weight_bytes_per_token = 0;  // every matrix once, one embedding row
+  double weight_bytes_per_token = 0;  // every matrix once (of a mixture, the experts used), one embedding row
   double matmul_flops_per_token = 0;  // 2 x multiply-adds of the block matrices
   double output_flops = 0;            // 2 x multiply-adds of the classifier (once per logits row)
   double file_bytes = 0;
@@ -51,6 +51,10 @@ ModelCost model_cost(const ModelDesc& d) {
     } else if (t.dims.size() == 2 && t.name != "token_embd.weight") {
       c.weight_bytes_per_token += bytes;
       c.matmul_flops_per_token += 2 * elems;
+    } else if (t.dims.size() == 3) {  // a mixture's experts: a token reads the ones it is routed to
+      const double used = double(d.hp.n_expert_used) / double(t.dims[2]);
+      c.weight_bytes_per_token += bytes * used;
+      c.matmul_flops_per_token += 2 * elems * used;
     }
   }
   return c;

@@ -1,5 +1,6 @@
 #include "codegen/synth.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -74,21 +75,26 @@ void add_vocab(GgufWriter& w, int n_vocab) {
 }
 
 // A rows x cols matrix (GGUF dims [cols, rows]) of uniform values with the
-// given standard deviation, stored as `type`.
-void add_matrix(GgufWriter& w, Random& rng, const std::string& name, TensorType type, int rows, int cols, float stddev) {
+// given standard deviation, stored as `type`; or `stack` such matrices back
+// to back (dims [cols, rows, stack]: a mixture's experts).
+void add_matrix(GgufWriter& w, Random& rng, const std::string& name, TensorType type, int rows, int cols, float stddev,
+                int stack = 0) {
   const int block = traits_of(type).block_elems;
   if (cols % block != 0)
     throw Error(name + ": rows of " + std::to_string(cols) + " values are not a multiple of " +
                 std::string(traits_of(type).name) + "'s block of " + std::to_string(block) + "; choose another type");
   const size_t row_size = row_bytes(type, cols);
-  std::vector<uint8_t> data(row_size * static_cast<size_t>(rows));
+  const int all_rows = rows * std::max(stack, 1);
+  std::vector<uint8_t> data(row_size * static_cast<size_t>(all_rows));
   std::vector<float> row(static_cast<size_t>(cols));
   const float a = stddev * std::sqrt(3.0f);  // uniform [-a, a) has this standard deviation
-  for (int r = 0; r < rows; ++r) {
+  for (int r = 0; r < all_rows; ++r) {
     for (float& v : row) v = rng.uniform(a);
     kernels::quantize_row(type, row.data(), data.data() + row_size * static_cast<size_t>(r), cols);
   }
-  w.add_tensor(name, type, {cols, rows}, std::move(data));
+  std::vector<int64_t> dims = {cols, rows};
+  if (stack) dims.push_back(stack);
+  w.add_tensor(name, type, std::move(dims), std::move(data));
 }
 
 void add_floats(GgufWriter& w, const std::string& name, const std::vector<float>& values) {
@@ -151,14 +157,19 @@ void add_longrope(GgufWriter& w, const std::string& prefix, int n_rot, int n_ctx
 
 // The weight type of a block tensor holding these kBlockTensors matrices
 // (one, or a fused tensor's parts): the "_M" mixes give attn_v and ffn_down
-// more bits in some layers, and a fused tensor holding one of them the same
-// (attn_qkv: llama-quantize's category_is_attn_v).
+// (a mixture's ffn_down_exps too) more bits in some layers, and a fused
+// tensor holding one of them the same (attn_qkv: llama-quantize's
+// category_is_attn_v). A mixture's router stays F32, as llama-quantize
+// leaves it.
 TensorType matrix_type(const WeightTypes& types, bool more_bits_layer, std::span<const std::string_view> matrices) {
   for (const std::string_view m : matrices)
     if (const std::string_view role = decoder::matrix_role(decoder::block_tensor(m));
-        more_bits_layer && (role == "attn_v" || role == "ffn_down"))
+        more_bits_layer && (role == "attn_v" || role.starts_with("ffn_down")))
       return *types.more_bits;
-  return matrices.front().starts_with("ffn_") ? types.feed_forward : types.attention;
+  const std::string_view first = matrices.front();
+  if (first == "ffn_gate_inp.weight") return TensorType::F32;
+  if (first.ends_with("_exps.weight")) return types.experts.value_or(types.feed_forward);
+  return first.starts_with("ffn_") ? types.feed_forward : types.attention;
 }
 
 }  // namespace
@@ -195,6 +206,12 @@ GgufWriter make_model(const SynthSpec& spec) {
     throw Error("synthetic model: RoPE frequency factors are not part of the " + arch + " architecture");
   if (spec.longrope_original_context && architecture.rope_factors != RopeFactors::LongShort)
     throw Error("synthetic model: LongRoPE factors are not part of the " + arch + " architecture");
+  const bool moe = std::ranges::find(architecture.block, "ffn_gate_inp.weight") != architecture.block.end();
+  if (moe && (s.n_expert <= 0 || s.n_expert_used <= 0 || s.n_expert_used > s.n_expert || s.n_ff_exp <= 0))
+    throw Error("synthetic model: the " + arch + " architecture needs --experts, --experts-used (at most the experts) "
+                "and --expert-ff");
+  if (!moe && (s.n_expert || s.n_expert_used || s.n_ff_exp))
+    throw Error("synthetic model: experts are not part of the " + arch + " architecture");
   // phi3's converter writes the key, which llama.cpp (and kiln) ignore.
   if (s.n_swa && arch != "gemma3" && arch != "phi3")
     throw Error("synthetic model: kiln-synth writes a sliding window for gemma3 and phi3 only");
@@ -219,6 +236,11 @@ GgufWriter make_model(const SynthSpec& spec) {
     if (arch == "gemma3") w.add_u32(p + "attention.sliding_window_pattern", 6);  // llama.cpp's default, written out
   }
   if (spec.longrope_original_context) add_longrope(w, p, n_rot, s.n_ctx, spec.longrope_original_context);
+  if (s.n_expert) {
+    w.add_u32(p + "expert_count", static_cast<uint32_t>(s.n_expert));
+    w.add_u32(p + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
+    w.add_u32(p + "expert_feed_forward_length", static_cast<uint32_t>(s.n_ff_exp));
+  }
   w.add_u32(p + "vocab_size", static_cast<uint32_t>(s.n_vocab));
   add_vocab(w, s.n_vocab);
 
@@ -235,13 +257,14 @@ GgufWriter make_model(const SynthSpec& spec) {
   // that read the residual stream start at 1/sqrt(n_embd); those that write
   // back into it (the output projections), at half of 1/sqrt(their input).
   // A fused matrix is its parts' rows drawn as one matrix, in one type.
-  const decoder::BlockSizes size{s.n_embd, q_dim, kv_dim, head_dim, s.n_ff};
+  const decoder::BlockSizes size{s.n_embd, q_dim, kv_dim, head_dim, s.n_ff, s.n_expert, s.n_ff_exp};
   auto add_block_matrix = [&](const std::string& name, bool more, std::span<const std::string_view> matrices) {
     const std::vector<int64_t> dims = decoder::stacked_dims(matrices, size);
     const int cols = int(dims[0]);
     const bool reads_residual = decoder::block_tensor(matrices.front()).cols == decoder::Dim::Embd;
     const float scale = reads_residual ? in_embd : 0.5f * (1.0f / std::sqrt(float(cols)));
-    add_matrix(w, rng, name, matrix_type(spec.types, more, matrices), int(dims[1]), cols, scale);
+    const int stack = int(size(decoder::block_tensor(matrices.front()).stack));
+    add_matrix(w, rng, name, matrix_type(spec.types, more, matrices), int(dims[1]), cols, scale, stack);
   };
   for (int l = 0; l < s.n_layer; ++l) {
     const bool more = spec.types.more_bits && gets_more_bits(l, s.n_layer);

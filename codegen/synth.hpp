@@ -21,6 +21,8 @@ struct WeightTypes {
   // gets_more_bits picks take this type instead. A mix also gives a tied
   // token embedding the output's type (it is the output matrix).
   std::optional<TensorType> more_bits;
+  // A mixture's experts (ffn_*_exps); default: the feed-forward's type.
+  std::optional<TensorType> experts;
 };
 
 // llama-quantize's Q4_K_M for a llama model: Q4_K everywhere, Q6_K for the

@@ -20,22 +20,27 @@ const char* kUsage =
     "for demos, benchmarks and tests without a download.\n"
     "\n"
     "  --preset NAME      stories260k, stories15m, stories110m, tinyllama-1.1b, qwen2.5-0.5b,\n"
-    "                     qwen3-0.6b, gemma3-1b, smollm3-3b or phi4-mini\n"
+    "                     qwen3-0.6b, gemma3-1b, smollm3-3b, phi4-mini or qwen3-30b-a3b\n"
     "  --arch NAME        llama (default), qwen2 (Q/K/V biases, NEOX RoPE), qwen3 (Q/K norms),\n"
-    "                     gemma3 (Q/K norms, post-norms, GELU, sliding window), smollm3 (NoPE layers)\n"
-    "                     or phi3 (fused attn_qkv and gate-up ffn_up, NEOX RoPE)\n"
+    "                     gemma3 (Q/K norms, post-norms, GELU, sliding window), smollm3 (NoPE layers),\n"
+    "                     phi3 (fused attn_qkv and gate-up ffn_up, NEOX RoPE) or qwen3moe (qwen3's\n"
+    "                     attention, a mixture of experts: needs the three expert sizes below)\n"
     "  sizes (override the preset; all are needed without one):\n"
     "    --embd N --layers N --heads N --kv-heads N --ff N --vocab N --ctx N\n"
     "    --head-dim N       Q/K/V head size (default n_embd / heads; written as attention.key_length)\n"
     "    --sliding-window N gemma3: the window of five layers of six (default none: all global);\n"
     "                       phi3: written as its converter does, and ignored as llama.cpp does\n"
     "    --rope-dim N       rotated dimensions of a head (rope.dimension_count; default all)\n"
+    "    --experts N        qwen3moe: experts per layer (expert_count)\n"
+    "    --experts-used K   qwen3moe: experts each token is routed to (expert_used_count)\n"
+    "    --expert-ff N      qwen3moe: one expert's feed-forward width (expert_feed_forward_length)\n"
     "  types (f32, f16, bf16, q8_0, q5_1, q5_0, q4_0, iq4_nl, q6_k, q5_k, q4_k, iq4_xs, q3_k,\n"
     "         q2_k; default f32; q8_0 .. iq4_nl need rows of a multiple of 32, the rest of 256):\n"
     "    --type T          every matrix; or q4_k_m: llama-quantize's Q4_K_M mix (Q4_K, with\n"
     "                      Q6_K for the output and for attn_v and ffn_down of some layers)\n"
     "    --type-embd T     token_embd      --type-output T   output\n"
     "    --type-attn T     attention       --type-ffn T      feed-forward\n"
+    "    --type-experts T  a mixture's experts (default: the feed-forward's; the router stays f32)\n"
     "  --tied             no output.weight (logits use token_embd)\n"
     "  --rope-freqs       Llama 3.1 RoPE frequency factors (rope_freqs.weight)\n"
     "  --longrope N       phi3: LongRoPE factors (rope_factors_long/short.weight) for an original\n"
@@ -53,7 +58,7 @@ kiln::TensorType parse_type(const std::string& name) {
 kiln::synth::WeightTypes parse_whole_type(const std::string& name) {
   if (name == "q4_k_m") return kiln::synth::q4_k_m_types();
   const kiln::TensorType type = parse_type(name);
-  return {type, type, type, type, std::nullopt};
+  return {type, type, type, type, std::nullopt, std::nullopt};
 }
 
 int parse_positive(const std::string& flag, const std::string& text) {
@@ -88,11 +93,15 @@ int run(int argc, char** argv) {
     else if (a == "--head-dim") s.head_dim = parse_positive(a, value());
     else if (a == "--sliding-window") s.n_swa = parse_positive(a, value());
     else if (a == "--rope-dim") s.n_rot = parse_positive(a, value());
+    else if (a == "--experts") s.n_expert = parse_positive(a, value());
+    else if (a == "--experts-used") s.n_expert_used = parse_positive(a, value());
+    else if (a == "--expert-ff") s.n_ff_exp = parse_positive(a, value());
     else if (a == "--type") t = parse_whole_type(value());
     else if (a == "--type-embd") t.token_embd = parse_type(value());
     else if (a == "--type-output") t.output = parse_type(value());
     else if (a == "--type-attn") t.attention = parse_type(value());
     else if (a == "--type-ffn") t.feed_forward = parse_type(value());
+    else if (a == "--type-experts") t.experts = parse_type(value());
     else if (a == "--tied") spec.tied_output = true;
     else if (a == "--arch") arch = value();
     else if (a == "--rope-freqs") spec.rope_freqs = true;

@@ -41,6 +41,11 @@ struct Hyperparams {
   bool longrope = false;
   int n_ctx_orig = 0;              // rope.scaling.original_context_length, with LongRoPE; else 0
   float rope_attn_factor = 1.0f;   // multiplies RoPE's cosines and sines (LongRoPE's mscale)
+  // A mixture of experts in place of the feed-forward (0 experts: a dense model).
+  int n_expert = 0;        // experts per layer
+  int n_expert_used = 0;   // experts each token is routed to
+  int n_ff_exp = 0;        // one expert's feed-forward width
+  bool expert_weights_norm = false;  // the selected experts' weights are scaled to sum to 1
 };
 
 // Calls f(identifier, label, field) for every field of h (const or not):
@@ -69,6 +74,10 @@ void visit_hparams(H& h, F&& f) {
   f("longrope", "LongRoPE factors", h.longrope);
   f("n_ctx_orig", "rope.scaling.original_context_length", h.n_ctx_orig);
   f("rope_attn_factor", "rope.scaling.attn_factor", h.rope_attn_factor);
+  f("n_expert", "expert_count", h.n_expert);
+  f("n_expert_used", "expert_used_count", h.n_expert_used);
+  f("n_ff_exp", "expert_feed_forward_length", h.n_ff_exp);
+  f("expert_weights_norm", "expert_weights_norm", h.expert_weights_norm);
 }
 
 // The tensor whose values divide each rotated pair's RoPE frequency in a

@@ -69,6 +69,13 @@ constexpr int64_t interleaved_bytes(TensorType t, int64_t rows, int64_t cols) {
   return interleaved_groups(rows) * interleaved_group_bytes(t, cols);
 }
 
+// Bytes of one rows x cols matrix as the matmul reads it: interleaved, or
+// the GGUF's rows as they are. A tensor that stacks several matrices (a
+// mixture's experts) holds them back to back, each interleaved on its own.
+constexpr int64_t matmul_matrix_bytes(TensorType t, int64_t rows, int64_t cols) {
+  return is_interleaved(t) ? interleaved_bytes(t, rows, cols) : rows * static_cast<int64_t>(row_bytes(t, cols));
+}
+
 // Writes the rows x cols matrix `gguf` (GGUF layout, type t) into `out`
 // (interleaved_bytes(t, rows, cols) bytes). Work-shared over groups when
 // called inside a parallel region.

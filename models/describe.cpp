@@ -4,11 +4,12 @@
 
 namespace kiln {
 
-extern const Architecture kLlama, kQwen2, kQwen3, kGemma3, kSmolLM3, kPhi3;
+extern const Architecture kLlama, kQwen2, kQwen3, kGemma3, kSmolLM3, kPhi3, kQwen3Moe;
 
 namespace {
 
-const Architecture* const kArchitectures[] = {&kLlama, &kQwen2, &kQwen3, &kGemma3, &kSmolLM3, &kPhi3};
+const Architecture* const kArchitectures[] = {&kLlama, &kQwen2, &kQwen3, &kGemma3, &kSmolLM3, &kPhi3,
+                                               &kQwen3Moe};
 
 }  // namespace
 

@@ -14,6 +14,9 @@ struct ModelShape {
   int head_dim = 0;  // Q/K/V head size; 0: n_embd / n_head
   int n_swa = 0;     // sliding window of gemma3's sliding layers (phi3: written, unused); 0: none
   int n_rot = 0;     // rotated dimensions of a head (rope.dimension_count); 0: all of them
+  int n_expert = 0;       // a mixture's experts per layer (qwen3moe); 0: a dense model
+  int n_expert_used = 0;  // experts each token is routed to
+  int n_ff_exp = 0;       // one expert's feed-forward width
 };
 
 inline constexpr ModelShape kPresets[] = {
@@ -33,6 +36,9 @@ inline constexpr ModelShape kPresets[] = {
     {"smollm3-3b", "smollm3", 2048, 36, 16, 4, 11008, 128256, 65536},
     // Phi-4-mini (fused attn_qkv and gate-up, RoPE on 96 of the 128 dimensions of a head).
     {"phi4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 0, 0, 96},
+    // Qwen3-30B-A3B (a mixture of 128 experts of width 768, 8 used per token;
+    // feed_forward_length is its converter's, unused).
+    {"qwen3-30b-a3b", "qwen3moe", 2048, 48, 32, 4, 6144, 151936, 40960, 128, 0, 0, 128, 8, 768},
 };
 
 constexpr std::optional<ModelShape> find_preset(std::string_view name) {

@@ -1,8 +1,9 @@
-// The architectures beyond llama and qwen2 (qwen3, gemma3, smollm3, phi3),
-// and the weight types beyond ../shared's files (Q5_0, Q5_1, IQ4_NL, IQ4_XS,
-// Q3_K, Q2_K): in F32 against the reference forward pass and for batch and
-// thread invariance, and in F32, Q8_0 and kiln-synth's Q4_K_M against
-// llama.cpp's logits for the same files: the prompt in one batch (24 tokens,
+// The architectures beyond llama and qwen2 (qwen3, gemma3, smollm3, phi3,
+// qwen3moe), and the weight types beyond ../shared's files (Q5_0, Q5_1,
+// IQ4_NL, IQ4_XS, Q3_K, Q2_K): in F32 (and qwen3moe in Q8_0) against the
+// reference forward pass and for batch and thread invariance, and in F32,
+// Q8_0 and kiln-synth's Q4_K_M (qwen3moe: F32 and Q8_0) against llama.cpp's
+// logits for the same files: the prompt in one batch (24 tokens,
 // longer than gemma3's 16-token window) and 32 greedy steps. The references (tests/llamacpp/) were made by
 // tests/llama_oracle/refdump with F32 attention (--f32kv), so the models are
 // compiled with an F32 KV cache. kiln-synth writes the same bytes from the
@@ -28,6 +29,8 @@
 #include "kiln_test_synth_qwen3.hpp"
 #include "kiln_test_synth_qwen3_q4_k_m.hpp"
 #include "kiln_test_synth_qwen3_q8_0.hpp"
+#include "kiln_test_synth_qwen3moe.hpp"
+#include "kiln_test_synth_qwen3moe_q8_0.hpp"
 #include "kiln_test_synth_smollm3.hpp"
 #include "kiln_test_synth_smollm3_q4_k_m.hpp"
 #include "kiln_test_synth_smollm3_q8_0.hpp"
@@ -45,8 +48,10 @@ struct Fixture {
   const char* gguf;
   kiln::test::LlamaCppBounds bounds;
   // Also held to the reference forward pass and to batch and thread
-  // invariance (the quantized ones are those of the same model, rounded).
-  bool float_weights = false;
+  // invariance: the F32 models (the quantized ones are the same models,
+  // rounded) and qwen3moe's Q8_0, whose experts read rounded rows gathered
+  // by expert, a path of its own.
+  bool full_checks = false;
 };
 
 #define KILN_ARCH_FIXTURE(ns) #ns, [] { return kiln::models::ns::load(); }, kiln::models::ns::kDefaultGguf
@@ -71,6 +76,8 @@ const Fixture kFixtures[] = {
     {KILN_ARCH_FIXTURE(kiln_test_synth_phi3), kF32, true},
     {KILN_ARCH_FIXTURE(kiln_test_synth_phi3_q8_0), kQ8_0},
     {KILN_ARCH_FIXTURE(kiln_test_synth_phi3_q4_k_m), kQ4_K_M},
+    {KILN_ARCH_FIXTURE(kiln_test_synth_qwen3moe), kF32, true},
+    {KILN_ARCH_FIXTURE(kiln_test_synth_qwen3moe_q8_0), kQ8_0, true},
     // e2e_synth_combos' models of the types llama-quantize falls back to and
     // its low-bit mixes use (IQ4_XS, Q5_0, IQ4_NL, Q5_1; Q5_0, Q3_K, Q2_K,
     // IQ4_XS): llama.cpp rounds Q5_1's input to Q8_1 and the K-quants' and
@@ -82,9 +89,9 @@ const Fixture kFixtures[] = {
 
 }  // namespace
 
-TEST_CASE("qwen3, gemma3, smollm3 and phi3 in F32 agree with the reference forward pass, whatever the batch and the threads") {
+TEST_CASE("qwen3, gemma3, smollm3, phi3 and qwen3moe agree with the reference forward pass, whatever the batch and the threads") {
   for (const Fixture& f : kFixtures) {
-    if (!f.float_weights) continue;
+    if (!f.full_checks) continue;
     CAPTURE(std::string(f.name));
     kiln::test::check_synthetic_model(*f.load(), f.gguf);
   }
@@ -110,7 +117,7 @@ TEST_CASE("gemma3: a prefix longer than the sliding window is reused from its ke
   CHECK(std::memcmp(rest.data(), straight.data() + kPrefix * vocab, rest.size() * sizeof(float)) == 0);
 }
 
-TEST_CASE("qwen3, gemma3, smollm3, phi3 and the newer weight types match llama.cpp's logits and greedy ids") {
+TEST_CASE("qwen3, gemma3, smollm3, phi3, qwen3moe and the newer weight types match llama.cpp's logits and greedy ids") {
   for (const Fixture& f : kFixtures) {
     CAPTURE(std::string(f.name));
     auto model = f.load();

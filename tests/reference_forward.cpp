@@ -141,23 +141,73 @@ ReferenceModel::ReferenceModel(const GgufFile& file, bool f16_kv, int n_ctx)
       wk = matrix(file, b + "attn_k.weight");
       wv = matrix(file, b + "attn_v.weight");
     }
+    const bool dense = h.n_expert == 0;
     Matrix w_gate, w_up;
     if (h.gate_up_fused) {
       const Matrix gate_up = matrix(file, b + "ffn_up.weight");
       w_gate = rows(gate_up, h.n_embd, 0, h.n_ff);
       w_up = rows(gate_up, h.n_embd, h.n_ff, h.n_ff);
     } else {
-      w_gate = matrix(file, b + "ffn_gate.weight");
-      w_up = matrix(file, b + "ffn_up.weight");
+      w_gate = optional(dense, "ffn_gate.weight");
+      w_up = optional(dense, "ffn_up.weight");
     }
     layers_.push_back({matrix(file, b + "attn_norm.weight"), std::move(wq), std::move(wk), std::move(wv),
                        optional(h.qkv_bias, "attn_q.bias"), optional(h.qkv_bias, "attn_k.bias"),
                        optional(h.qkv_bias, "attn_v.bias"), matrix(file, b + "attn_output.weight"),
                        matrix(file, b + "ffn_norm.weight"), std::move(w_gate), std::move(w_up),
-                       matrix(file, b + "ffn_down.weight"), optional(h.qk_norm, "attn_q_norm.weight"),
+                       optional(dense, "ffn_down.weight"), optional(h.qk_norm, "attn_q_norm.weight"),
                        optional(h.qk_norm, "attn_k_norm.weight"), optional(h.gemma, "post_attention_norm.weight"),
-                       optional(h.gemma, "post_ffw_norm.weight")});
+                       optional(h.gemma, "post_ffw_norm.weight"), optional(!dense, "ffn_gate_inp.weight"), {}});
+    // The experts' tensors are [cols, rows, n_expert]: expert e's rows follow expert e - 1's.
+    if (!dense) {
+      const Matrix gate = matrix(file, b + "ffn_gate_exps.weight"), up = matrix(file, b + "ffn_up_exps.weight"),
+                   down = matrix(file, b + "ffn_down_exps.weight");
+      for (int e = 0; e < h.n_expert; ++e)
+        layers_.back().experts.push_back({rows(gate, h.n_embd, e * h.n_ff_exp, h.n_ff_exp),
+                                          rows(up, h.n_embd, e * h.n_ff_exp, h.n_ff_exp),
+                                          rows(down, h.n_ff_exp, e * h.n_embd, h.n_embd)});
+    }
   }
+}
+
+// The feed-forward of the normalized residual xn: a dense one (SwiGLU, or
+// GELU for gemma3), or a mixture of experts as llama.cpp's build_moe_ffn
+// computes it for qwen3moe: softmax over the router's logits, the
+// n_expert_used most probable experts (ggml_argsort_top_k: descending), their
+// probabilities divided by their sum (clamped below at 6.103515625e-5) as
+// weights, and each selected expert's SwiGLU output times its weight, summed
+// in that order.
+std::vector<float> ReferenceModel::feed_forward(const Layer& w, const std::vector<float>& xn) const {
+  const ReferenceHparams& h = hp_;
+  auto swiglu_ffn = [&](const Matrix& w_gate, const Matrix& w_up, const Matrix& w_down, int n_ff) {
+    std::vector<float> gate = matvec(w_gate, xn, n_ff);
+    const std::vector<float> up = matvec(w_up, xn, n_ff);
+    for (int i = 0; i < n_ff; ++i)
+      gate[i] = h.gemma ? ggml_gelu(gate[i]) * up[i]
+                        : static_cast<float>(gate[i] / (1.0 + std::exp(-double(gate[i]))) * up[i]);
+    return matvec(w_down, gate, h.n_embd);
+  };
+  if (h.n_expert == 0) return swiglu_ffn(w.w_gate, w.w_up, w.w_down, h.n_ff);
+
+  const std::vector<float> logits = matvec(w.router, xn, h.n_expert);
+  const double max_logit = *std::max_element(logits.begin(), logits.end());
+  std::vector<double> probs(logits.size());
+  double total = 0;
+  for (size_t e = 0; e < probs.size(); ++e) total += (probs[e] = std::exp(logits[e] - max_logit));
+  for (double& p : probs) p /= total;
+  std::vector<int> order(probs.size());
+  for (size_t e = 0; e < order.size(); ++e) order[e] = int(e);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return probs[a] > probs[b]; });
+  double chosen = 0;
+  for (int i = 0; i < h.n_expert_used; ++i) chosen += probs[order[i]];
+  chosen = std::max(chosen, 6.103515625e-5);
+  std::vector<double> sum(size_t(h.n_embd), 0.0);
+  for (int i = 0; i < h.n_expert_used; ++i) {
+    const Expert& expert = w.experts[order[i]];
+    const std::vector<float> out = swiglu_ffn(expert.gate, expert.up, expert.down, h.n_ff_exp);
+    for (int j = 0; j < h.n_embd; ++j) sum[j] += probs[order[i]] / chosen * out[j];
+  }
+  return std::vector<float>(sum.begin(), sum.end());
 }
 
 std::vector<float> ReferenceModel::step(int32_t token) {
@@ -226,13 +276,7 @@ std::vector<float> ReferenceModel::step(int32_t token) {
     if (h.gemma) attn_out = rmsnorm(attn_out, w.attn_post_norm, h.rms_eps);
     for (int i = 0; i < h.n_embd; ++i) x[i] += attn_out[i];
 
-    xn = rmsnorm(x, w.ffn_norm, h.rms_eps);
-    std::vector<float> gate = matvec(w.w_gate, xn, h.n_ff);
-    const std::vector<float> up = matvec(w.w_up, xn, h.n_ff);
-    for (int i = 0; i < h.n_ff; ++i)
-      gate[i] = h.gemma ? ggml_gelu(gate[i]) * up[i]
-                        : static_cast<float>(gate[i] / (1.0 + std::exp(-double(gate[i]))) * up[i]);
-    std::vector<float> ffn_out = matvec(w.w_down, gate, h.n_embd);
+    std::vector<float> ffn_out = feed_forward(w, rmsnorm(x, w.ffn_norm, h.rms_eps));
     if (h.gemma) ffn_out = rmsnorm(ffn_out, w.ffn_post_norm, h.rms_eps);
     for (int i = 0; i < h.n_embd; ++i) x[i] += ffn_out[i];
   }

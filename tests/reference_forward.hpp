@@ -47,11 +47,17 @@ class ReferenceModel {
   const ReferenceHparams& hp() const { return hp_; }
 
  private:
+  struct Expert {
+    Matrix gate, up, down;
+  };
   struct Layer {
     Matrix attn_norm, wq, wk, wv, bq, bk, bv, wo, ffn_norm, w_gate, w_up, w_down;  // bq/bk/bv: qwen2 only
-    Matrix q_norm, k_norm;                 // qwen3, gemma3
+    Matrix q_norm, k_norm;                 // qwen3, gemma3, qwen3moe
     Matrix attn_post_norm, ffn_post_norm;  // gemma3
+    Matrix router;                         // qwen3moe, in place of w_gate, w_up, w_down
+    std::vector<Expert> experts;
   };
+  std::vector<float> feed_forward(const Layer& w, const std::vector<float>& xn) const;
   ReferenceHparams hp_;
   Matrix token_embd_, output_norm_, output_;
   std::vector<float> rope_factors_;  // Llama 3.1's or LongRoPE's frequency factors, when the model has them

@@ -199,6 +199,58 @@ TEST_CASE("phi3: codegen gives each part its fused tensor's type, and the layer 
   CHECK(layer0.find("ffn_gate = kiln::TensorType::F32;") < layer0.find("};"));
 }
 
+namespace {
+
+// qwen3moe at a tiny size: 4 experts of width 32, 2 per token.
+SynthSpec tiny_qwen3moe() {
+  SynthSpec s = tiny("qwen3moe");
+  s.shape.n_expert = 4;
+  s.shape.n_expert_used = 2;
+  s.shape.n_ff_exp = 32;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("qwen3moe: the expert keys, the router and the experts as 3-D tensors") {
+  const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny_qwen3moe())));
+  CHECK(d.hp.n_expert == 4);
+  CHECK(d.hp.n_expert_used == 2);
+  CHECK(d.hp.n_ff_exp == 32);
+  CHECK(d.hp.expert_weights_norm);  // no key: Qwen3-MoE normalizes
+  CHECK(d.tensor("blk.1.ffn_gate_inp.weight").dims == std::vector<int64_t>{64, 4});
+  CHECK(d.tensor("blk.1.ffn_gate_inp.weight").type == kiln::TensorType::F32);
+  CHECK(d.tensor("blk.0.ffn_up_exps.weight").dims == std::vector<int64_t>{64, 32, 4});
+  CHECK(d.tensor("blk.0.ffn_down_exps.weight").dims == std::vector<int64_t>{32, 64, 4});
+  CHECK(d.tensors.size() == 3 + 2 * 12);
+  const auto src = kiln::codegen::emit_model(d, {.name = "moe", .gguf_path = "/p.gguf", .n_ctx = 128, .max_batch = 32});
+  CHECK(src.forward.find("static constexpr int n_expert_used = 2;") != std::string::npos);
+  CHECK(src.forward.find("ffn_down_exps = kiln::TensorType::F32;") != std::string::npos);
+
+  using doctest::Contains;
+  const auto off = altered(tiny_qwen3moe(), "qwen3moe.expert_weights_norm", kiln::GgufValue{kiln::GgufValueType::BOOL, false});
+  CHECK_FALSE(kiln::describe_model(off).hp.expert_weights_norm);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny_qwen3moe(), "qwen3moe.expert_used_count", u32(5))),
+                       Contains("expert_used_count 5 is more than expert_count 4"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny_qwen3moe(), "qwen3moe.expert_count", std::nullopt)),
+                       Contains("qwen3moe.expert_count"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.expert_count", u32(8))),
+                       Contains("mixture-of-experts models of the llama architecture are not supported"), kiln::Error);
+  // A Qwen2-MoE-style shared expert is named as such.
+  const GgufFile original = image(kiln::synth::make_model(tiny_qwen3moe()));
+  kiln::GgufWriter shared;
+  for (const auto& [k, v] : original.metadata()) shared.add(k, v);
+  for (const auto& t : original.tensors()) shared.add_tensor(t.name, t.type, t.dims, std::vector<uint8_t>(t.data, t.data + t.nbytes));
+  shared.add_tensor("blk.0.ffn_up_shexp.weight", kiln::TensorType::F32, {64, 32}, std::vector<uint8_t>(64 * 32 * 4));
+  CHECK_THROWS_WITH_AS(kiln::describe_model(image(shared)),
+                       Contains("'blk.0.ffn_up_shexp.weight' is a shared expert (Qwen2-MoE style), which kiln does not support"),
+                       kiln::Error);
+  auto dense_experts = tiny();
+  dense_experts.shape.n_expert = 4;
+  CHECK_THROWS_WITH_AS(kiln::synth::make_model(dense_experts), Contains("experts are not part of the llama architecture"),
+                       kiln::Error);
+}
+
 TEST_CASE("Llama 3.1 frequency factors and linear RoPE scaling are read") {
   auto spec = tiny();
   spec.rope_freqs = true;

@@ -7,7 +7,15 @@
 namespace kiln::decoder {
 
 BlockSizes block_sizes(const Hyperparams& hp) {
-  return {hp.n_embd, int64_t(hp.n_head) * hp.head_dim, int64_t(hp.n_head_kv) * hp.head_dim, hp.head_dim, hp.n_ff};
+  return {hp.n_embd, int64_t(hp.n_head) * hp.head_dim, int64_t(hp.n_head_kv) * hp.head_dim, hp.head_dim, hp.n_ff,
+          hp.n_expert, hp.n_ff_exp};
+}
+
+std::vector<int64_t> tensor_dims(const BlockTensor& t, const BlockSizes& size) {
+  std::vector<int64_t> dims = {size(t.cols)};
+  if (t.rows != Dim::None) dims.push_back(size(t.rows));
+  if (t.stack != Dim::None) dims.push_back(size(t.stack));
+  return dims;
 }
 
 const BlockTensor& block_tensor(std::string_view name) {

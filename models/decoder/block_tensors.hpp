@@ -41,15 +41,23 @@ struct LayerWeights {
   const void* ffn_up;
   const void* ffn_down;
   const float* ffn_post_norm;
+  // A mixture of experts: the router, and every expert's matrices back to
+  // back (n_expert matrices of one shape; models/decoder/moe.hpp).
+  const void* ffn_gate_inp;
+  const void* ffn_gate_exps;
+  const void* ffn_up_exps;
+  const void* ffn_down_exps;
 };
 
-// A size that a tensor's shape is made of, from the hyperparameters.
-enum class Dim { None, Embd, QDim, KvDim, HeadDim, FF };
+// A size that a tensor's shape is made of, from the hyperparameters
+// (Experts: the number of experts, ExpertFF: one expert's feed-forward width).
+enum class Dim { None, Embd, QDim, KvDim, HeadDim, FF, Experts, ExpertFF };
 
 struct BlockTensor {
   std::string_view name;  // in the GGUF, after "blk.<layer>."
   Dim cols;               // dims[0]: a matrix's input size, a vector's length
   Dim rows;               // dims[1]: a matrix's output size; None for a vector
+  Dim stack;              // dims[2]: how many matrices of that shape it holds (Experts); None for one
   // The field it is bound to: a float vector (norms, biases: always F32 in
   // the file) or a matrix of any weight type. Exactly one is set.
   const float* LayerWeights::*vector;
@@ -58,22 +66,26 @@ struct BlockTensor {
 
 // In the order llama.cpp's converters list them.
 inline constexpr BlockTensor kBlockTensors[] = {
-    {"attn_norm.weight", Dim::Embd, Dim::None, &LayerWeights::attn_norm, nullptr},
-    {"attn_q.weight", Dim::Embd, Dim::QDim, nullptr, &LayerWeights::attn_q},
-    {"attn_k.weight", Dim::Embd, Dim::KvDim, nullptr, &LayerWeights::attn_k},
-    {"attn_v.weight", Dim::Embd, Dim::KvDim, nullptr, &LayerWeights::attn_v},
-    {"attn_q.bias", Dim::QDim, Dim::None, &LayerWeights::attn_q_bias, nullptr},
-    {"attn_k.bias", Dim::KvDim, Dim::None, &LayerWeights::attn_k_bias, nullptr},
-    {"attn_v.bias", Dim::KvDim, Dim::None, &LayerWeights::attn_v_bias, nullptr},
-    {"attn_q_norm.weight", Dim::HeadDim, Dim::None, &LayerWeights::attn_q_norm, nullptr},
-    {"attn_k_norm.weight", Dim::HeadDim, Dim::None, &LayerWeights::attn_k_norm, nullptr},
-    {"attn_output.weight", Dim::QDim, Dim::Embd, nullptr, &LayerWeights::attn_output},
-    {"post_attention_norm.weight", Dim::Embd, Dim::None, &LayerWeights::attn_post_norm, nullptr},
-    {"ffn_norm.weight", Dim::Embd, Dim::None, &LayerWeights::ffn_norm, nullptr},
-    {"ffn_gate.weight", Dim::Embd, Dim::FF, nullptr, &LayerWeights::ffn_gate},
-    {"ffn_up.weight", Dim::Embd, Dim::FF, nullptr, &LayerWeights::ffn_up},
-    {"ffn_down.weight", Dim::FF, Dim::Embd, nullptr, &LayerWeights::ffn_down},
-    {"post_ffw_norm.weight", Dim::Embd, Dim::None, &LayerWeights::ffn_post_norm, nullptr},
+    {"attn_norm.weight", Dim::Embd, Dim::None, Dim::None, &LayerWeights::attn_norm, nullptr},
+    {"attn_q.weight", Dim::Embd, Dim::QDim, Dim::None, nullptr, &LayerWeights::attn_q},
+    {"attn_k.weight", Dim::Embd, Dim::KvDim, Dim::None, nullptr, &LayerWeights::attn_k},
+    {"attn_v.weight", Dim::Embd, Dim::KvDim, Dim::None, nullptr, &LayerWeights::attn_v},
+    {"attn_q.bias", Dim::QDim, Dim::None, Dim::None, &LayerWeights::attn_q_bias, nullptr},
+    {"attn_k.bias", Dim::KvDim, Dim::None, Dim::None, &LayerWeights::attn_k_bias, nullptr},
+    {"attn_v.bias", Dim::KvDim, Dim::None, Dim::None, &LayerWeights::attn_v_bias, nullptr},
+    {"attn_q_norm.weight", Dim::HeadDim, Dim::None, Dim::None, &LayerWeights::attn_q_norm, nullptr},
+    {"attn_k_norm.weight", Dim::HeadDim, Dim::None, Dim::None, &LayerWeights::attn_k_norm, nullptr},
+    {"attn_output.weight", Dim::QDim, Dim::Embd, Dim::None, nullptr, &LayerWeights::attn_output},
+    {"post_attention_norm.weight", Dim::Embd, Dim::None, Dim::None, &LayerWeights::attn_post_norm, nullptr},
+    {"ffn_norm.weight", Dim::Embd, Dim::None, Dim::None, &LayerWeights::ffn_norm, nullptr},
+    {"ffn_gate.weight", Dim::Embd, Dim::FF, Dim::None, nullptr, &LayerWeights::ffn_gate},
+    {"ffn_up.weight", Dim::Embd, Dim::FF, Dim::None, nullptr, &LayerWeights::ffn_up},
+    {"ffn_down.weight", Dim::FF, Dim::Embd, Dim::None, nullptr, &LayerWeights::ffn_down},
+    {"post_ffw_norm.weight", Dim::Embd, Dim::None, Dim::None, &LayerWeights::ffn_post_norm, nullptr},
+    {"ffn_gate_inp.weight", Dim::Embd, Dim::Experts, Dim::None, nullptr, &LayerWeights::ffn_gate_inp},
+    {"ffn_gate_exps.weight", Dim::Embd, Dim::ExpertFF, Dim::Experts, nullptr, &LayerWeights::ffn_gate_exps},
+    {"ffn_up_exps.weight", Dim::Embd, Dim::ExpertFF, Dim::Experts, nullptr, &LayerWeights::ffn_up_exps},
+    {"ffn_down_exps.weight", Dim::ExpertFF, Dim::Embd, Dim::Experts, nullptr, &LayerWeights::ffn_down_exps},
 };
 
 // A tensor that holds several matrices of kBlockTensors, their rows stacked
@@ -106,9 +118,10 @@ inline constexpr FusedTensor kFusedTensors[] = {
 };
 
 // The sizes behind Dim for one model (q_dim: n_head * head_dim, kv_dim:
-// n_head_kv * head_dim, ff: the feed-forward width).
+// n_head_kv * head_dim, ff: the feed-forward width; experts and expert_ff 0
+// in a dense model).
 struct BlockSizes {
-  int64_t embd, q_dim, kv_dim, head_dim, ff;
+  int64_t embd, q_dim, kv_dim, head_dim, ff, experts, expert_ff;
   constexpr int64_t operator()(Dim d) const {
     switch (d) {
       case Dim::Embd: return embd;
@@ -116,6 +129,8 @@ struct BlockSizes {
       case Dim::KvDim: return kv_dim;
       case Dim::HeadDim: return head_dim;
       case Dim::FF: return ff;
+      case Dim::Experts: return experts;
+      case Dim::ExpertFF: return expert_ff;
       case Dim::None: break;
     }
     return 0;
@@ -128,6 +143,10 @@ BlockSizes block_sizes(const Hyperparams& hp);
 // for a name that is not there (a mistake in an architecture's list).
 const BlockTensor& block_tensor(std::string_view name);
 const FusedTensor& fused_tensor(std::string_view name);
+
+// The shape of a block tensor: dims[0], dims[1] where it has one, dims[2]
+// where it stacks matrices.
+std::vector<int64_t> tensor_dims(const BlockTensor& t, const BlockSizes& size);
 
 // The shape of a matrix that stacks the rows of these kBlockTensors matrices
 // (a fused tensor's parts, or one matrix): their input size, their rows together.

@@ -22,8 +22,13 @@ namespace kiln::decoder {
 using kernels::Store;
 using kernels::Sync;
 
-// The matrices of a block, by role (their fields in LayerWeights and Types).
-enum class Matrix { attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down };
+// The matrices of a block, by role (their fields in LayerWeights and Types):
+// ffn_gate_inp is a mixture's router, and each *_exps role one expert's
+// matrix (its shape below; models/decoder/moe.hpp).
+enum class Matrix {
+  attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down,
+  ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps
+};
 
 template <class Types, Matrix M>
 constexpr TensorType weight_type() {
@@ -34,6 +39,10 @@ constexpr TensorType weight_type() {
   if constexpr (M == Matrix::ffn_gate) return Types::ffn_gate;
   if constexpr (M == Matrix::ffn_up) return Types::ffn_up;
   if constexpr (M == Matrix::ffn_down) return Types::ffn_down;
+  if constexpr (M == Matrix::ffn_gate_inp) return Types::ffn_gate_inp;
+  if constexpr (M == Matrix::ffn_gate_exps) return Types::ffn_gate_exps;
+  if constexpr (M == Matrix::ffn_up_exps) return Types::ffn_up_exps;
+  if constexpr (M == Matrix::ffn_down_exps) return Types::ffn_down_exps;
 }
 
 // A matrix's input and output sizes.
@@ -41,6 +50,7 @@ template <class C, Matrix M>
 constexpr int matrix_cols() {
   if constexpr (M == Matrix::attn_output) return Activations<C>::q_dim;
   if constexpr (M == Matrix::ffn_down) return C::n_ff;
+  if constexpr (M == Matrix::ffn_down_exps) return C::n_ff_exp;
   return C::n_embd;
 }
 template <class C, Matrix M>
@@ -48,6 +58,8 @@ constexpr int matrix_rows() {
   if constexpr (M == Matrix::attn_q) return Activations<C>::q_dim;
   if constexpr (M == Matrix::attn_k || M == Matrix::attn_v) return Activations<C>::kv_dim;
   if constexpr (M == Matrix::ffn_gate || M == Matrix::ffn_up) return C::n_ff;
+  if constexpr (M == Matrix::ffn_gate_inp) return C::n_expert;
+  if constexpr (M == Matrix::ffn_gate_exps || M == Matrix::ffn_up_exps) return C::n_ff_exp;
   return C::n_embd;
 }
 
@@ -176,17 +188,22 @@ void gate_up(const P& p, const LayerWeights& w) {
   matmul<ffn_up>(p, w.ffn_up, in, p.s.up);
 }
 
-// p.s.gate = silu(gate) * up (rounded in the same pass when ffn_down reads
-// Q8); returns ffn_down's input.
+// gate = silu(gate) * up for the first n rows, rounded into `rounded` in the
+// same pass when Down, the matrix that reads the result, reads Q8.
+template <Matrix Down, class P, size_t B, size_t FF>
+void swiglu_rows(const P& p, float (&gate)[B][FF], const float (&up)[B][FF], int n, kernels::Q8Out rounded) {
+  if constexpr (reads_q8<P, Down>)
+    p.step.run(KernelKind::Other, kernels::swiglu_q8<int(FF)>, &gate[0][0], &up[0][0], n, rounded);
+  else
+    p.step.run(KernelKind::Other, kernels::swiglu<int(FF)>, &gate[0][0], &up[0][0], n);
+}
+
+// p.s.gate = silu(gate) * up; returns ffn_down's input.
 template <class P>
 kernels::MatmulInput swiglu(const P& p) {
   constexpr int FF = P::C::n_ff;
-  if constexpr (reads_q8<P, Matrix::ffn_down>) {
-    const kernels::Q8Out rounded = p.s.q8_out(0, FF);
-    p.step.run(KernelKind::Other, kernels::swiglu_q8<FF>, &p.s.gate[0][0], &p.s.up[0][0], p.n, rounded);
-  } else {
-    p.step.run(KernelKind::Other, kernels::swiglu<FF>, &p.s.gate[0][0], &p.s.up[0][0], p.n);
-  }
+  const kernels::Q8Out rounded = p.s.q8_out(0, FF);
+  swiglu_rows<Matrix::ffn_down>(p, p.s.gate, p.s.up, p.n, rounded);
   return p.s.input(&p.s.gate[0][0], 0, FF);
 }
 

@@ -66,8 +66,12 @@ class ForwardThreads {
   // The ThreadFit::ByWork count, before any backoff.
   int by_work(int n_tokens) const {
     constexpr int64_t kLayerFlopsPerThread = 1'000'000;
-    constexpr int64_t kLayerMacsPerToken = int64_t{C::n_embd} * (2 * Activations<C>::q_dim + 2 * Activations<C>::kv_dim) +
-                                           int64_t{3} * C::n_embd * C::n_ff;
+    // The feed-forward's: a mixture's router and the experts a token uses, or the dense matrices.
+    constexpr int64_t kFfnMacs = C::n_expert > 0
+                                     ? int64_t{C::n_embd} * (C::n_expert + int64_t{3} * C::n_ff_exp * C::n_expert_used)
+                                     : int64_t{3} * C::n_embd * C::n_ff;
+    constexpr int64_t kLayerMacsPerToken =
+        int64_t{C::n_embd} * (2 * Activations<C>::q_dim + 2 * Activations<C>::kv_dim) + kFfnMacs;
     const int64_t useful = 2 * kLayerMacsPerToken * n_tokens / kLayerFlopsPerThread;
     return static_cast<int>(std::clamp<int64_t>(useful, 1, threads_));
   }

@@ -34,6 +34,7 @@
 #include "kernels/q8_activations.hpp"
 #include "models/decoder/block_tensors.hpp"
 #include "models/decoder/kernel_step.hpp"
+#include "models/decoder/moe_activations.hpp"
 
 namespace kiln::decoder {
 
@@ -118,6 +119,8 @@ struct Activations {
   // RoPE's angle per position of each rotated pair: the global layers', the sliding-window layers'.
   float rope_inv_freq[C::n_rot / 2];
   float rope_inv_freq_swa[C::n_rot / 2];
+  // A mixture of experts' own (nothing in a dense model).
+  [[no_unique_address]] MoeActivations<C> moe;
 
   // Where tokens from first_token on of an input cols wide are rounded to.
   kernels::Q8Out q8_out(int first_token, int cols) {

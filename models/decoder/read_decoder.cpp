@@ -1,5 +1,6 @@
 #include "models/decoder/read_decoder.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -23,9 +24,7 @@ std::vector<TensorRule> block_rules(const GgufFile& f, const Hyperparams& hp, co
   std::vector<TensorRule> rules;
   auto add = [&](std::string_view name) {
     const decoder::BlockTensor& t = decoder::block_tensor(name);
-    std::vector<int64_t> dims = {size(t.cols)};
-    if (t.rows != decoder::Dim::None) dims.push_back(size(t.rows));
-    rules.push_back({decoder::block_tensor_name(l, name), std::move(dims), t.vector != nullptr});
+    rules.push_back({decoder::block_tensor_name(l, name), decoder::tensor_dims(t, size), t.vector != nullptr});
   };
   for (const std::string_view name : arch.block) add(name);
   for (const std::string_view name : arch.fused) {
@@ -117,7 +116,20 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& arch) {
   hp.rope_freq_scale = rope_freq_scale(f, p);
   hp.rms_eps = static_cast<float>(f.get_float_or(p + "attention.layer_norm_rms_epsilon", -1.0));
   if (!(hp.rms_eps > 0.0f)) fail("key '" + p + "attention.layer_norm_rms_epsilon' is missing or not positive");
-  if (f.get_uint_or(p + "expert_count", 0) > 0) fail("mixture-of-experts models are not supported");
+  // A mixture of experts, in llama.cpp's keys: an architecture whose blocks
+  // hold a router (ffn_gate_inp) needs them, any other refuses them.
+  if (std::ranges::find(arch.block, "ffn_gate_inp.weight") != arch.block.end()) {
+    hp.n_expert = required("expert_count");
+    hp.n_expert_used = required("expert_used_count");
+    if (hp.n_expert_used > hp.n_expert)
+      fail("expert_used_count " + std::to_string(hp.n_expert_used) + " is more than expert_count " +
+           std::to_string(hp.n_expert));
+    hp.n_ff_exp = optional("expert_feed_forward_length", hp.n_ff / hp.n_expert_used);  // llama.cpp's default
+    // Qwen3-MoE's converter writes no such key, and its weights are normalized.
+    hp.expert_weights_norm = f.get_bool_or(p + "expert_weights_norm", true);
+  } else if (f.get_uint_or(p + "expert_count", 0) > 0) {
+    fail("mixture-of-experts models of the " + d.arch + " architecture are not supported");
+  }
   hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   hp.rope_freqs = f.find_tensor("rope_freqs.weight") != nullptr;
   if (hp.rope_freqs && arch.rope_factors != RopeFactors::Freqs)
@@ -158,8 +170,12 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& arch) {
     d.tensors.push_back({rule.name, t->type, t->dims});
     used.insert(rule.name);
   }
-  for (const auto& t : f.tensors())
-    if (!used.count(t.name)) fail("tensor '" + t.name + "' is not part of the " + d.arch + " architecture as kiln implements it");
+  for (const auto& t : f.tensors()) {
+    if (used.count(t.name)) continue;
+    if (t.name.find("_shexp") != std::string::npos)
+      fail("tensor '" + t.name + "' is a shared expert (Qwen2-MoE style), which kiln does not support");
+    fail("tensor '" + t.name + "' is not part of the " + d.arch + " architecture as kiln implements it");
+  }
   return d;
 }
 

@@ -11,8 +11,9 @@ namespace kiln::qwen3 {
 struct Qwen3 {
   static constexpr kernels::RopeStyle rope_style = kernels::RopeStyle::Neox;
 
+  // x += the attention block of x: also Qwen3-MoE's (models/qwen3moe/).
   template <class P>
-  static void layer(const P& p, const decoder::LayerWeights& w) {
+  static void attention(const P& p, const decoder::LayerWeights& w) {
     using namespace decoder;
     auto& s = p.s;
     qkv(p, w);
@@ -20,8 +21,14 @@ struct Qwen3 {
     head_norm(p, s.k_new, w.attn_k_norm);
     self_attention(p);
     attention_output<Store::Add>(p, w, s.x);
+  }
+
+  template <class P>
+  static void layer(const P& p, const decoder::LayerWeights& w) {
+    using namespace decoder;
+    attention(p, w);
     gate_up(p, w);
-    matmul<Matrix::ffn_down, Store::Add>(p, w.ffn_down, swiglu(p), s.x);
+    matmul<Matrix::ffn_down, Store::Add>(p, w.ffn_down, swiglu(p), p.s.x);
   }
 };
 

@@ -1,0 +1,64 @@
+// The mixture-of-experts feed-forward a layer can have in place of the dense
+// one: llama.cpp's build_moe_ffn with softmax gating and SwiGLU experts
+// (Qwen3-MoE). The number of experts, the experts each token uses and an
+// expert's width are the configuration's constants, so every array is sized
+// at compile time and nothing is allocated or dispatched per token.
+//
+// A batch is routed first (each token's K experts and their weights), then
+// its (token, expert) pairs are grouped by expert and each pair's input row
+// gathered there, so every expert a token of the batch uses multiplies its
+// matrices once with all the rows routed to it, and an expert nobody uses is
+// not read: generating a token reads the K selected experts' matrices only.
+// The experts' outputs are then summed, weighted, into the residual stream.
+#pragma once
+
+#include "kernels/moe.hpp"
+#include "models/decoder/blocks.hpp"
+
+namespace kiln::decoder {
+
+// out = W in for every expert's rows (p.s.moe.first), W the pass's M experts.
+template <Matrix M, Sync Y = Sync::Barrier, class P, size_t B, size_t N>
+void expert_matmul(const P& p, const void* w, kernels::MatmulInput in, float (&out)[B][N]) {
+  using C = typename P::C;
+  static_assert(N == matrix_rows<C, M>());
+  constexpr TensorType T = weight_type<typename P::L::Types, M>();
+  p.step.run(KernelKind::Matmul,
+             kernels::expert_matmul<T, C::n_expert, matrix_rows<C, M>(), matrix_cols<C, M>(), Y>, w, in,
+             &p.s.moe.first[0], &out[0][0]);
+}
+
+// x += the experts' feed-forward of rmsnorm(x) * ffn_norm.
+template <class P>
+void moe_ffn(const P& p, const LayerWeights& w) {
+  using enum Matrix;
+  using C = typename P::C;
+  constexpr int E = C::n_embd, NE = C::n_expert, K = C::n_expert_used;
+  auto& s = p.s;
+  auto& m = s.moe;
+  const int rows = p.n * K;
+
+  const auto in = norm<ffn_gate_inp, ffn_gate_exps, ffn_up_exps>(p, w.ffn_norm);
+  matmul<ffn_gate_inp>(p, w.ffn_gate_inp, in, m.router);
+  p.step.run(KernelKind::Other, kernels::route_top_k<NE, K, C::expert_weights_norm>, &m.router[0][0], p.n,
+             &m.expert[0][0], &m.weight[0][0]);
+  p.step.run(KernelKind::Other, kernels::group_by_expert<NE, K>, &m.expert[0][0], p.n, &m.first[0], &m.row_of[0][0],
+             &m.token_of[0]);
+
+  // Each row's input, in the forms the gate and up experts read.
+  constexpr bool kQ8 = reads_q8<P, ffn_gate_exps> || reads_q8<P, ffn_up_exps>;
+  constexpr bool kFloat = !reads_q8<P, ffn_gate_exps> || !reads_q8<P, ffn_up_exps>;
+  const kernels::Q8Out gathered = m.q8_out();
+  p.step.run(KernelKind::Other, kernels::gather_rows<E, kFloat, kQ8>, in, &m.token_of[0], rows, &m.rows[0][0], gathered);
+  const auto x = m.input(&m.rows[0][0]);
+  expert_matmul<ffn_gate_exps, Sync::NoWait>(p, w.ffn_gate_exps, x, m.gate);
+  expert_matmul<ffn_up_exps>(p, w.ffn_up_exps, x, m.up);
+
+  const kernels::Q8Out rounded = m.q8_out();
+  swiglu_rows<ffn_down_exps>(p, m.gate, m.up, rows, rounded);
+  expert_matmul<ffn_down_exps>(p, w.ffn_down_exps, m.input(&m.gate[0][0]), m.rows);
+  p.step.run(KernelKind::Other, kernels::add_experts<E, K>, &m.rows[0][0], &m.row_of[0][0], &m.weight[0][0],
+             &s.x[0][0], p.n);
+}
+
+}  // namespace kiln::decoder
