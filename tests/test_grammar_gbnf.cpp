@@ -141,3 +141,13 @@ TEST_CASE("hostile grammars stop at the limits") {
   CHECK(m.accept(std::string(2000, 'a')));
   CHECK(m.can_end());
 }
+
+TEST_CASE("a long text's states are compacted and matching goes on") {
+  // Each count of the repetition is a state of its own: more than the
+  // automaton keeps, so it compacts on the way.
+  Matcher m(parse_gbnf(R"(root ::= [0-9]{0,30000} "x")"));
+  for (int i = 0; i < 20000; ++i) REQUIRE(m.accept(std::string(1, static_cast<char>('0' + i % 10))));
+  CHECK_FALSE(m.can_end());
+  CHECK(m.accept("x"));
+  CHECK(m.is_finished());
+}

@@ -134,12 +134,7 @@ std::optional<std::string> random_document(const std::shared_ptr<const kiln::gra
     std::vector<char> closing;
     for (int b = 0x09; b < 0x7F; ++b) {
       if (b > 0x0A && b < 0x20) continue;
-      auto& stacks = m.stacks();
-      const size_t mark = stacks.mark();
-      std::vector<uint32_t> next;
-      stacks.advance(m.state(), static_cast<uint8_t>(b), next);
-      stacks.release(mark);
-      if (next.empty()) continue;
+      if (!m.allows(std::string(1, static_cast<char>(b)))) continue;
       allowed.push_back(static_cast<char>(b));
       if (b == '"' || b == '}' || b == ']') closing.push_back(static_cast<char>(b));
     }

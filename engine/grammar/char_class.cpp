@@ -50,6 +50,12 @@ CharClass::CharClass(std::vector<CodepointRange> ranges, bool negated) {
 
 bool CharClass::contains(uint32_t cp) const { return intersects(cp, cp); }
 
+bool CharClass::covers(uint32_t lo, uint32_t hi) const {
+  const auto it =
+      std::lower_bound(ranges_.begin(), ranges_.end(), lo, [](CodepointRange r, uint32_t v) { return r.hi < v; });
+  return it != ranges_.end() && it->lo <= lo && it->hi >= hi;
+}
+
 bool CharClass::intersects(uint32_t lo, uint32_t hi) const {
   // The first range that ends at or after lo.
   const auto it =
@@ -70,6 +76,14 @@ Utf8Partial::Step Utf8Partial::feed(uint8_t byte, Utf8Partial& next, uint32_t& c
     return Step::Incomplete;
   }
   if ((byte & 0xC0) != 0x80) return Step::Invalid;
+  if (forgotten()) {
+    if (remaining() > 1) {
+      next = Utf8Partial(kForgotten | (remaining() - 1) << 24);
+      return Step::Incomplete;
+    }
+    codepoint = kAnyCodepoint;
+    return Step::Complete;
+  }
   const uint32_t v = value() << 6 | (byte & 0x3F);
   if (remaining() > 1) {
     next = make(v, remaining() - 1, length());
@@ -83,7 +97,17 @@ Utf8Partial::Step Utf8Partial::feed(uint8_t byte, Utf8Partial& next, uint32_t& c
 }
 
 bool Utf8Partial::may_complete_in(const CharClass& c) const {
+  if (forgotten()) return true;  // every way on was in the class
   return intersects([&c](uint32_t lo, uint32_t hi) { return c.intersects(lo, hi); });
+}
+
+Utf8Partial Utf8Partial::forget_start_in(const CharClass& c) const {
+  if (forgotten()) return *this;
+  const uint32_t shift = 6 * remaining();
+  const uint32_t lo = value() << shift;
+  const uint32_t hi = ((value() + 1) << shift) - 1;
+  const bool all_valid = lo >= min_codepoint(length()) && hi <= kMaxCodepoint && (hi < kSurrogateLo || lo > kSurrogateHi);
+  return all_valid && c.covers(lo, hi) ? Utf8Partial(kForgotten | remaining() << 24) : *this;
 }
 
 template <class Test>

@@ -26,6 +26,8 @@ class CharClass {
   bool contains(uint32_t cp) const;
   // Whether some code point in [lo, hi] is in the class.
   bool intersects(uint32_t lo, uint32_t hi) const;
+  // Whether all of them are.
+  bool covers(uint32_t lo, uint32_t hi) const;
   // Sorted, disjoint, not adjacent.
   const std::vector<CodepointRange>& ranges() const { return ranges_; }
 
@@ -45,10 +47,17 @@ class Utf8Partial {
 
   enum class Step { Invalid, Incomplete, Complete };
   // Reads one byte. Complete: `codepoint` is set (overlong forms, surrogates
-  // and values past U+10FFFF are Invalid); Incomplete: `next` is the state.
+  // and values past U+10FFFF are Invalid), kAnyCodepoint after a forgotten
+  // start; Incomplete: `next` is the state.
   Step feed(uint8_t byte, Utf8Partial& next, uint32_t& codepoint) const;
   // Whether a character that starts with these bytes can still be in `c`.
   bool may_complete_in(const CharClass& c) const;
+  // Where every way these bytes can go on ends in a character of `c`, the
+  // bytes so far no longer matter: the same state stands for all of them
+  // (only the count still to come), which keeps a class like "anything but
+  // a quote" from making a state per partial character.
+  Utf8Partial forget_start_in(const CharClass& c) const;
+  static constexpr uint32_t kAnyCodepoint = UINT32_MAX;
 
  private:
   explicit Utf8Partial(uint32_t bits) : bits_(bits) {}
@@ -58,6 +67,8 @@ class Utf8Partial {
   uint32_t value() const { return bits_ & 0x1FFFFF; }
   uint32_t remaining() const { return (bits_ >> 24) & 0xF; }
   uint32_t length() const { return bits_ >> 28; }
+  bool forgotten() const { return bits_ & kForgotten; }
+  static constexpr uint32_t kForgotten = 1u << 23;
   // Whether test(lo, hi) holds for a range of the characters these bytes
   // can still become (overlong forms and surrogates left out).
   template <class Test>

@@ -18,7 +18,7 @@ bool is_end_of_generation(const TokenTrie& vocab, int32_t token) {
 }  // namespace
 
 GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> g, std::shared_ptr<const TokenTrie> vocab)
-    : vocab_(vocab), matcher_(g), masks_(std::move(g), std::move(vocab)) {}
+    : vocab_(vocab), matcher_(std::move(g)), masks_(std::move(vocab)) {}
 
 const TokenBits& GrammarConstraint::allowed() {
   allowed_ = ended_ ? TokenBits((static_cast<size_t>(vocab_->n_vocab()) + 63) / 64, 0)

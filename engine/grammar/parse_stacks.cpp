@@ -1,18 +1,58 @@
 #include "engine/grammar/parse_stacks.hpp"
 
+#include <algorithm>
+
 #include "engine/error.hpp"
 
 namespace kiln::grammar {
 
-uint32_t ParseStacks::make(uint32_t position, uint32_t below, uint32_t partial) {
-  frames_.push_back(Frame{position, below, partial});
-  return static_cast<uint32_t>(frames_.size() - 1);
+ParseStacks::ParseStacks(const Grammar& g) : g_(g) {
+  reset();
+  start_ = start_state();
 }
 
-void ParseStacks::expand(uint32_t frame, std::vector<uint32_t>& out) {
-  const size_t from = out.size();
+uint32_t ParseStacks::start_state() {
+  std::vector<uint32_t> stacks;
+  for (const uint32_t a : g_.alternatives[g_.root]) expand(frame(a, kNoFrame), stacks);
+  return intern(std::move(stacks));
+}
+
+void ParseStacks::reset() {
+  frames_.clear();
+  frame_ids_.clear();
+  states_.clear();
+  state_ids_.clear();
+  transitions_.clear();
+  intern({});  // kDead
+  ++generation_;
+}
+
+uint32_t ParseStacks::frame(uint32_t position, uint32_t below, uint32_t partial) {
+  const Frame f{position, below, partial};
+  const auto [it, added] = frame_ids_.emplace(f, static_cast<uint32_t>(frames_.size()));
+  if (added) frames_.push_back(f);
+  return it->second;
+}
+
+uint32_t ParseStacks::intern(std::vector<uint32_t> stacks) {
+  std::sort(stacks.begin(), stacks.end());
+  stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
+  if (stacks.size() > kMaxStacks) throw Error("grammar: too ambiguous (more than 4096 parses at once)");
+  const auto [it, added] = state_ids_.emplace(stacks, static_cast<uint32_t>(states_.size()));
+  if (added) {
+    states_.push_back(std::move(stacks));
+    transitions_.emplace_back();
+    transitions_.back().fill(kUnknown);
+  }
+  return it->second;
+}
+
+// The stacks a frame (at any element) stands for once every rule at its top
+// is expanded and every ended alternative popped: tops at character
+// elements, or kDone.
+void ParseStacks::expand(uint32_t first, std::vector<uint32_t>& out) {
   size_t steps = 0;
-  work_.assign(1, frame);
+  work_.assign(1, first);
   while (!work_.empty()) {
     if (++steps > kMaxExpandSteps) throw Error("grammar: too ambiguous (a step has more than 65536 parses to expand)");
     const uint32_t id = work_.back();
@@ -32,64 +72,66 @@ void ParseStacks::expand(uint32_t frame, std::vector<uint32_t>& out) {
         // tail call: repetitions are right-recursive), the return goes
         // straight to the frame below, so a repetition's stack does not grow.
         const uint32_t next = f.position + 1;
-        const uint32_t back = g_.elements[next].kind == ElementKind::End ? f.below : make(next, f.below);
-        for (const uint32_t start : g_.alternatives[e.index]) work_.push_back(make(start, back));
+        const uint32_t back = g_.elements[next].kind == ElementKind::End ? f.below : frame(next, f.below);
+        for (const uint32_t start : g_.alternatives[e.index]) work_.push_back(frame(start, back));
         break;
       }
     }
   }
-  remove_duplicates(out, from);
 }
 
-void ParseStacks::advance(const std::vector<uint32_t>& state, uint8_t byte, std::vector<uint32_t>& out) {
-  for (const uint32_t id : state) {
+uint32_t ParseStacks::compute_step(uint32_t state, uint8_t byte) {
+  std::vector<uint32_t> next;
+  for (const uint32_t id : std::vector<uint32_t>(states_[state])) {  // a copy: interning may grow states_
     if (id == kDone) continue;
     const Frame f = frames_[id];
     const CharClass& c = g_.classes[g_.elements[f.position].index];
-    Utf8Partial next;
+    Utf8Partial partial;
     uint32_t cp = 0;
-    switch (Utf8Partial::from_bits(f.partial).feed(byte, next, cp)) {
+    switch (Utf8Partial::from_bits(f.partial).feed(byte, partial, cp)) {
       case Utf8Partial::Step::Invalid:
         break;
       case Utf8Partial::Step::Incomplete:
-        if (next.may_complete_in(c)) out.push_back(make(f.position, f.below, next.bits()));
+        if (partial.may_complete_in(c)) next.push_back(frame(f.position, f.below, partial.forget_start_in(c).bits()));
         break;
       case Utf8Partial::Step::Complete:
-        if (c.contains(cp)) expand(make(f.position + 1, f.below), out);
+        if (cp == Utf8Partial::kAnyCodepoint || c.contains(cp)) expand(frame(f.position + 1, f.below), next);
         break;
     }
   }
-  remove_duplicates(out, 0);
-  if (out.size() > kMaxStacks) throw Error("grammar: too ambiguous (more than 4096 parses at once)");
+  const uint32_t result = intern(std::move(next));
+  transitions_[state][byte] = result;
+  return result;
 }
 
-std::vector<uint32_t> ParseStacks::start() {
-  std::vector<uint32_t> state;
-  for (const uint32_t a : g_.alternatives[g_.root]) expand(make(a, kNoFrame), state);
-  remove_duplicates(state, 0);
-  return state;
+bool ParseStacks::can_end(uint32_t state) const {
+  const std::vector<uint32_t>& s = states_[state];
+  return !s.empty() && s.back() == kDone;  // sorted: kDone is above every frame id
 }
 
-bool ParseStacks::same(uint32_t a, uint32_t b) const {
-  while (a != b) {
-    if (a >= kDone || b >= kDone) return false;  // kDone and kNoFrame equal only themselves
-    const Frame& x = frames_[a];
-    const Frame& y = frames_[b];
-    if (x.position != y.position || x.partial != y.partial) return false;
-    a = x.below;
-    b = y.below;
-  }
-  return true;
+bool ParseStacks::is_finished(uint32_t state) const {
+  const std::vector<uint32_t>& s = states_[state];
+  return s.size() == 1 && s[0] == kDone;
 }
 
-void ParseStacks::remove_duplicates(std::vector<uint32_t>& stacks, size_t from) const {
-  size_t kept = from;
-  for (size_t i = from; i < stacks.size(); ++i) {
-    bool seen = false;
-    for (size_t j = from; j < kept && !seen; ++j) seen = same(stacks[j], stacks[i]);
-    if (!seen) stacks[kept++] = stacks[i];
-  }
-  stacks.resize(kept);
+// Iterative: a stack can be as deep as the text is long.
+uint32_t ParseStacks::copy_frame(const std::vector<Frame>& from, uint32_t id) {
+  std::vector<uint32_t> chain;
+  for (; id < kDone; id = from[id].below) chain.push_back(id);
+  uint32_t copy = id;  // kNoFrame, or kDone for a finished stack
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) copy = frame(from[*it].position, copy, from[*it].partial);
+  return copy;
+}
+
+uint32_t ParseStacks::compact(uint32_t keep) {
+  const std::vector<Frame> old_frames = std::move(frames_);
+  const std::vector<uint32_t> old_stacks = states_[keep];
+  reset();
+  std::vector<uint32_t> stacks;
+  for (const uint32_t id : old_stacks) stacks.push_back(copy_frame(old_frames, id));
+  const uint32_t kept = intern(std::move(stacks));
+  start_ = start_state();
+  return kept;
 }
 
 }  // namespace kiln::grammar
