@@ -12,6 +12,7 @@
 #include "engine/error.hpp"
 #include "engine/grammar/grammar_constraint.hpp"
 #include "engine/grammar/json_schema.hpp"
+#include "engine/session/sampler.hpp"
 
 using namespace kiln::grammar;
 
@@ -107,4 +108,50 @@ TEST_CASE("end of generation and finishing") {
   CHECK(c.is_finished());
   std::vector<float> logits(static_cast<size_t>(vocab->n_vocab()), 0.0f);
   CHECK_THROWS_AS(c.mask(logits.data()), kiln::Error);  // nothing may follow the end
+}
+
+TEST_CASE("the sampler draws only what the grammar allows, with the seed's draws otherwise") {
+  std::mt19937 rng(5);
+  const auto vocab = small_vocabulary(rng, 300);
+  const auto grammar = parse_gbnf(json_schema_to_gbnf(R"({"type": "array", "items": {"type": "integer"}, "maxItems": 5})"));
+  std::vector<float> logits(static_cast<size_t>(vocab->n_vocab()));
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    kiln::Sampler sampler({.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f, .seed = seed}, vocab->n_vocab());
+    sampler.constrain(std::make_unique<GrammarConstraint>(grammar, vocab));
+    Matcher check(grammar);
+    std::string text;
+    for (int i = 0; i < 200 && !sampler.finished(); ++i) {
+      for (float& l : logits) l = static_cast<float>(rng() % 1000) / 100.0f;
+      const int32_t t = sampler.sample(logits.data());
+      if (t == vocab->n_vocab() - 1) break;  // the end
+      REQUIRE(check.accept(vocab->text(t)));
+      text += vocab->text(t);
+    }
+    CHECK(check.can_end());
+  }
+  // A grammar that allows every token draws what the seed draws without one
+  // (ASCII tokens, so that none leaves a character unfinished).
+  std::vector<std::string> texts;
+  for (int i = 0; i < 200; ++i) {
+    std::string t = std::to_string(i);
+    t.insert(t.begin(), static_cast<char>(' ' + i % 90));
+    texts.push_back(t);
+  }
+  texts.push_back("");
+  const std::vector<std::string_view> views(texts.begin(), texts.end());
+  const auto ascii = std::make_shared<TokenTrie>(views, std::vector<int32_t>{200});
+  const auto anything = parse_gbnf("root ::= [\\x00-\\x7F]*");
+  std::vector<float> row(texts.size());
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const kiln::SamplerParams p{.temperature = 0.9f, .seed = seed};
+    kiln::Sampler plain(p, ascii->n_vocab());
+    kiln::Sampler constrained(p, ascii->n_vocab());
+    constrained.constrain(std::make_unique<GrammarConstraint>(anything, ascii));
+    for (int i = 0; i < 30; ++i) {
+      for (float& l : row) l = static_cast<float>(rng() % 1000) / 100.0f;
+      row[200] = -1e9f;  // the end, which would end the constrained generation
+      const int32_t t = plain.sample(row.data());
+      CHECK(constrained.sample(row.data()) == t);
+    }
+  }
 }
