@@ -88,9 +88,11 @@ std::string json_chars(const CharClass& c) {
 }
 
 std::string common_rules() {
-  // \u escapes: any but the surrogates, which only pairs could make valid
-  // (and which would make a length count two where one character is).
-  return R"(ws ::= [ \t\n]{0,32}
+  // Whitespace: one space, or a line break and up to 16 spaces of indent,
+  // so that a model cannot spend its tokens on blank space. \u escapes: any
+  // but the surrogates, which only pairs could make valid (and which would
+  // make a length count two where one character is).
+  return R"(ws ::= (" " | "\n" " "{0,16})?
 char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" ([0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2}))
 string ::= "\"" char* "\""
 integer ::= "-"? ("0" | [1-9] [0-9]*)
