@@ -259,7 +259,8 @@ TEST_CASE("what cannot be enforced is refused by name") {
         "grammar: rule 'ref' is left-recursive (it can reach itself before reading a character)");
   CHECK(conversion_error(R"({"type": "object", "required": ["a"]})") ==
         "JSON schema at /: required property 'a' is not in 'properties'");
-  CHECK(conversion_error("{\"type\": ") .rfind("JSON schema: not JSON", 0) == 0);
+  CHECK(conversion_error("{\"type\": ").rfind("JSON schema: not JSON", 0) == 0);
+  CHECK(conversion_error(R"({"type": "integer", "nullable": "yes"})").rfind("JSON schema: a keyword's value has the wrong type", 0) == 0);
   // Annotations are ignored.
   CHECK(conversion_error(R"({"title": "t", "description": "d", "examples": [1], "$schema": "x", "type": "integer"})") == "");
   std::string deep = "{}";

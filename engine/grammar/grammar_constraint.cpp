@@ -37,7 +37,12 @@ void GrammarConstraint::mask(float* logits) {
     const uint64_t word = bits[static_cast<size_t>(w)];
     any = any || word != 0;
     if (word == ~uint64_t{0}) continue;
-    for (int i = w * 64; i < std::min(n, w * 64 + 64); ++i) {
+    const int end = std::min(n, w * 64 + 64);
+    if (word == 0) {  // most words, where few tokens are allowed
+      std::fill(logits + w * 64, logits + end, -std::numeric_limits<float>::infinity());
+      continue;
+    }
+    for (int i = w * 64; i < end; ++i) {
       if (!(word >> (i % 64) & 1)) logits[i] = -std::numeric_limits<float>::infinity();
     }
   }

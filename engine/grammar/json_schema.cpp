@@ -393,7 +393,11 @@ std::string json_schema_to_gbnf(std::string_view schema) {
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("JSON schema: not JSON (") + e.what() + ")");
   }
-  return Converter(root).convert();
+  try {
+    return Converter(root).convert();
+  } catch (const nlohmann::json::exception& e) {  // a keyword's value of a type the converter did not check
+    throw Error(std::string("JSON schema: a keyword's value has the wrong type (") + e.what() + ")");
+  }
 }
 
 std::string json_object_gbnf() { return "root ::= object\n" + schema::common_rules(); }

@@ -29,8 +29,6 @@ class TokenMasks {
   // included. Valid until the next call.
   const TokenBits& allowed(ParseStacks& stacks, uint32_t state);
 
-  const TokenTrie& trie() const { return *trie_; }
-
  private:
   void walk(ParseStacks& stacks, uint32_t state, TokenBits& out);
 
