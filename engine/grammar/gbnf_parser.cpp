@@ -41,17 +41,22 @@ class Parser {
   bool at_end() const { return pos_ >= text_.size(); }
   char peek(size_t ahead = 0) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
 
+  // Counted on from the last place asked for, which is most often before
+  // this one, so that naming every rule's place stays linear in the text.
   TextLocation location(size_t at) const {
-    TextLocation where;
-    for (size_t i = 0; i < at && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++where.line;
-        where.column = 1;
-      } else if ((static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80) {
-        ++where.column;  // columns count characters, not bytes
+    if (at < counted_to_) {
+      counted_to_ = 0;
+      counted_ = TextLocation();
+    }
+    for (; counted_to_ < at && counted_to_ < text_.size(); ++counted_to_) {
+      if (text_[counted_to_] == '\n') {
+        ++counted_.line;
+        counted_.column = 1;
+      } else if ((static_cast<unsigned char>(text_[counted_to_]) & 0xC0) != 0x80) {
+        ++counted_.column;  // columns count characters, not bytes
       }
     }
-    return where;
+    return counted_;
   }
   [[noreturn]] void fail(const std::string& what) const { throw_at(location(pos_), what); }
   std::string found() const {
@@ -117,7 +122,6 @@ class Parser {
     while (!at_end()) {
       const char c = peek();
       if (c == '|' || c == ')' || c == '\n' || c == '\r') break;
-      const size_t start = pos_;
       Sequence atom = parse_atom();
       skip_space(nested);
       while (peek() == '*' || peek() == '+' || peek() == '?' || peek() == '{') {
@@ -130,7 +134,6 @@ class Parser {
         atom = std::move(repeated);
         skip_space(nested);
       }
-      if (pos_ == start) fail("unexpected " + found());
       sequence.insert(sequence.end(), atom.begin(), atom.end());
     }
     return sequence;
@@ -301,6 +304,8 @@ class Parser {
   GrammarLimits limits_;
   uint32_t current_rule_ = 0;
   int depth_ = 0;
+  mutable size_t counted_to_ = 0;  // location(): the text before this is counted in counted_
+  mutable TextLocation counted_;
 };
 
 }  // namespace

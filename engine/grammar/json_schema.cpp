@@ -294,7 +294,27 @@ class Converter {
         extra = other_key(names, name) + " ws \":\" ws " + value_rule + " ws";
       }
     }
-    return "\"{\" ws " + members_rule(members, extra, 0, true, name) + " \"}\"";
+    // The members from i on, in the schema's order, optional ones optional,
+    // as two rules: before any member is written (no comma) and after.
+    // Built from the last, each from the next's two.
+    std::string next_first = "\"\"";
+    std::string next_more = "\"\"";
+    if (!extra.empty()) {
+      next_more = "(\",\" ws " + extra + ")*";
+      next_first = "(" + extra + " " + next_more + ")?";
+    }
+    for (size_t i = members.size(); i-- > 0;) {
+      const std::string present = members[i].pair + " ws " + next_more;
+      const std::string first = unique_name(name + "-members-" + std::to_string(i) + "-first");
+      rules_[first] = members[i].required ? present : present + " | " + next_first;
+      if (i > 0) {
+        const std::string more = unique_name(name + "-members-" + std::to_string(i));
+        rules_[more] = "\",\" ws " + present + (members[i].required ? "" : " | " + next_more);
+        next_more = more;
+      }
+      next_first = first;
+    }
+    return "\"{\" ws " + next_first + " \"}\"";
   }
 
   struct Member {
@@ -302,24 +322,6 @@ class Converter {
     std::string pair;  // "key" ws ":" ws value
     bool required;
   };
-
-  // The members from i on, in the schema's order, optional ones optional;
-  // `first`: no member written yet, so no comma before the next one.
-  std::string members_rule(const std::vector<Member>& members, const std::string& extra, size_t i, bool first,
-                           const std::string& name) {
-    const std::string comma = first ? "" : "\",\" ws ";
-    if (i == members.size()) {
-      if (extra.empty()) return "\"\"";
-      const std::string more = "(\",\" ws " + extra + ")*";
-      return first ? "(" + extra + " " + more + ")?" : more;
-    }
-    const std::string rule = unique_name(name + "-members-" + std::to_string(i) + (first ? "-first" : ""));
-    const std::string present =
-        comma + members[i].pair + " ws " + members_rule(members, extra, i + 1, false, name);
-    rules_[rule] = members[i].required ? present
-                                       : present + " | " + members_rule(members, extra, i + 1, first, name);
-    return rule;
-  }
 
   // A JSON string that is none of `names`: the names' trie, each node a
   // rule that either follows a name or leaves them all (a character no name

@@ -50,7 +50,8 @@ class Sampler {
   bool finished() const { return constraint_ && constraint_->is_finished(); }
   // Records a token (prompt tokens too) for the repetition penalty.
   void accept(int32_t token);
-  // Forgets the recorded tokens and restarts the random sequence from seed().
+  // Forgets the recorded tokens and restarts the random sequence from seed();
+  // a constraint stays where the tokens it read left it.
   void reset();
   uint64_t seed() const { return seed_; }
 
