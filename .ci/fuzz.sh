@@ -3,10 +3,11 @@
 # coverage) and runs each for KILN_FUZZ_SECONDS (default 30) from a seed
 # corpus made at run time from ../shared (models, tokenizer vocabularies and
 # chat templates, never committed), kiln-synth, kiln's own test templates
-# (tests/chat/templates, tests/fuzz/chat_template_seeds) and a few request
-# bodies. Fails on any crash, sanitizer report, timeout or oversized
-# allocation; libFuzzer leaves the input that caused it as
-# $build/artifacts/crash-* (or leak-, timeout-, oom-).
+# (tests/chat/templates, tests/fuzz/chat_template_seeds), a few request
+# bodies, and grammars and JSON schemas (tests/fuzz/grammar_seeds). Fails
+# on any crash, sanitizer report, timeout or oversized allocation; libFuzzer
+# leaves the input that caused it as $build/artifacts/crash-* (or leak-,
+# timeout-, oom-).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh clang libclang-rt-14-dev libomp-14-dev
@@ -22,11 +23,11 @@ cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDe
   -DKILN_SANITIZE=ON -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link -DKILN_BUILD_TESTS=ON \
   -DKILN_SHARED_DIR="$shared" -DKILN_MODEL= -DKILN_SYNTHETIC_PRESET= >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz_gguf fuzz_state_file fuzz_tokenizer_spm fuzz_tokenizer_bpe \
-  fuzz_chat_template fuzz_openai_request fuzz_seeds kiln-synth >/dev/null
+  fuzz_chat_template fuzz_openai_request fuzz_gbnf fuzz_json_schema fuzz_seeds kiln-synth >/dev/null
 
 seeds=$build/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{gguf,state,spm,bpe,template,request} "$build/artifacts"
+mkdir -p "$seeds"/{gguf,state,spm,bpe,template,request,gbnf,schema} "$build/artifacts"
 # GGUF: the small real model and tiny synthetic models of both architectures and several weight types.
 cp "$shared/models/stories260K/stories260K.gguf" "$seeds/gguf/"
 tiny=(--embd 32 --layers 1 --heads 2 --kv-heads 1 --ff 64 --vocab 300 --ctx 32)
@@ -48,6 +49,10 @@ printf '%s' '{"model":"m","messages":[{"role":"system","content":"Be brief."},{"
   >"$seeds/request/chat.json"
 printf '%s' ' {"prompt":"Once upon a time","max_tokens":16,"top_k":40,"min_p":0.05,"stop":"x","logprobs":null}' \
   >"$seeds/request/completion.json"
+
+# Grammars (GBNF) and JSON schemas.
+cp tests/fuzz/grammar_seeds/*.gbnf "$seeds/gbnf/"
+cp tests/fuzz/grammar_seeds/*.json "$seeds/schema/"
 
 run() {  # name seed-folder [libFuzzer flags]
   local name=$1 seed=$2
@@ -77,6 +82,8 @@ fuzz fuzz_tokenizer_spm "$seeds/spm" -max_len=1024
 fuzz fuzz_tokenizer_bpe "$seeds/bpe" -max_len=1024
 fuzz fuzz_chat_template "$seeds/template" -max_len=8192
 fuzz fuzz_openai_request "$seeds/request" -max_len=4096
+fuzz fuzz_gbnf "$seeds/gbnf" -max_len=4096
+fuzz fuzz_json_schema "$seeds/schema" -max_len=4096
 while [ "$running" -gt 0 ]; do
   wait -n
   running=$((running - 1))

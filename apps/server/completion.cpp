@@ -5,8 +5,10 @@
 #include <cstdio>
 
 #include "engine/chat/chat_prompt.hpp"
+#include "engine/grammar/grammar_constraint.hpp"
 #include "apps/server/stop_text.hpp"
 #include "engine/elapsed.hpp"
+#include "engine/error.hpp"
 
 namespace kiln {
 
@@ -141,6 +143,8 @@ void CompletionRunner::start(int slot_index, Job& job) {
   try {
     slot.generation = std::make_unique<Generation>(model_, job.request);
     Generation& g = *slot.generation;
+    if (job.request.grammar)
+      g.sampler.constrain(std::make_unique<grammar::GrammarConstraint>(job.request.grammar, vocabulary()));
     g.rendered = job.prompt.rendered.str();
     g.result.prompt_tokens = static_cast<int>(prompt.size());
     g.result.finish_reason = "length";
@@ -208,7 +212,15 @@ void CompletionRunner::advance(Slot& slot, const float* logits) {
   Generation& g = *slot.generation;
   const CompletionRequest& r = slot.job->request;
   const Tokenizer& tok = model_.tokenizer();
-  const int32_t token = g.sampler.sample(logits);
+  int32_t token = 0;
+  try {
+    token = g.sampler.sample(logits);
+  } catch (const Error& e) {  // the request's grammar allows no token here
+    slot.job->events.push(error_event(400, e.what()));
+    slot.job = nullptr;
+    slot.generation.reset();
+    return;
+  }
   g.sampler.accept(token);
   if (tok.is_end_of_generation(token)) {
     g.result.finish_reason = "stop";
@@ -220,8 +232,11 @@ void CompletionRunner::advance(Slot& slot, const float* logits) {
   g.reply += piece;
   const std::string out = g.stop.push(piece);
   if (!out.empty()) slot.job->events.push(CompletionEvent{CompletionEvent::Kind::Text, out, {}, 200});
+  if (g.sampler.finished()) g.result.finish_reason = "stop";  // the grammar allows nothing more
   const bool at_max = r.max_tokens >= 0 && g.result.completion_tokens >= r.max_tokens;
-  if (g.stop.stopped() || slot.job->cancelled || at_max || slot.session.n_past() >= model_.n_ctx()) finish(slot);
+  if (g.stop.stopped() || g.sampler.finished() || slot.job->cancelled || at_max ||
+      slot.session.n_past() >= model_.n_ctx())
+    finish(slot);
 }
 
 void CompletionRunner::finish(Slot& slot) {
@@ -248,6 +263,12 @@ void CompletionRunner::finish(Slot& slot) {
   // A last token that the context has no room for is never ingested.
   if (g.not_ingested >= 0 && slot.session.n_past() >= model_.n_ctx()) return release(slot);
   if (g.not_ingested < 0) release(slot);
+}
+
+std::shared_ptr<const grammar::TokenTrie> CompletionRunner::vocabulary() {
+  if (!vocabulary_)
+    vocabulary_ = std::make_shared<const grammar::TokenTrie>(grammar::TokenTrie::from_tokenizer(model_.tokenizer()));
+  return vocabulary_;
 }
 
 void CompletionRunner::release(Slot& slot) {

@@ -1,7 +1,8 @@
 // Requests' generations on the model, as the server's worker runs them:
 // ingestion of the prompt that keeps what a slot's KV cache already holds or
-// the prefix cache (a PrefixStore) has, sampling until an
-// end-of-generation token, max_tokens, a stop string or a full context, with
+// the prefix cache (a PrefixStore) has, sampling (masked by the request's
+// grammar, if any) until an end-of-generation token, the grammar's end,
+// max_tokens, a stop string or a full context, with
 // the next tokens of all slots computed in one batched pass, and the text sent
 // on in whole UTF-8 characters. The request's HTTP thread reads the events.
 #pragma once
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/grammar/token_trie.hpp"
 #include "engine/model.hpp"
 #include "engine/session/prefix_store.hpp"
 #include "engine/session/session.hpp"
@@ -140,6 +142,8 @@ class CompletionRunner final : public SlotWorker {
   void finish(Slot& slot);
   // After its answer (and the last token's ingestion, if any): the slot is idle.
   void release(Slot& slot);
+  // The vocabulary as grammars see it, made at the first request with one.
+  std::shared_ptr<const grammar::TokenTrie> vocabulary();
 
   const Model& model_;
   std::vector<std::unique_ptr<Slot>> slots_;
@@ -149,6 +153,7 @@ class CompletionRunner final : public SlotWorker {
   std::vector<SessionBatch::Part> parts_;  // of one forward pass, sized once
   std::vector<Slot*> part_slots_;
   std::vector<float> logits_;              // one row per part
+  std::shared_ptr<const grammar::TokenTrie> vocabulary_;
 };
 
 }  // namespace kiln

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/error.hpp"
+#include "engine/grammar/json_schema.hpp"
+
 namespace kiln {
 
 namespace {
@@ -128,6 +131,41 @@ void refuse_unsupported(const json& body) {
   if (const json* tools = field(body, "tools"); tools && !tools->empty()) reject("tools", "is not supported");
 }
 
+// The GBNF a request's output must follow: llama-server's `grammar` and
+// `json_schema`, or OpenAI's `response_format` (json_object, json_schema;
+// llama-server's json_object with a `schema`). Empty: none.
+std::string grammar_text(const json& body) {
+  const json* grammar = field(body, "grammar");
+  const json* schema = field(body, "json_schema");
+  const json* format = field(body, "response_format");
+  if ((grammar != nullptr) + (schema != nullptr) + (format != nullptr) > 1)
+    reject(grammar ? "grammar" : "json_schema", "cannot be given with another of grammar, json_schema, response_format");
+  if (grammar) return string_field(*grammar, "grammar");
+  if (schema) return grammar::json_schema_to_gbnf(schema->dump());
+  if (!format) return "";
+  if (!format->is_object()) reject("response_format", "must be an object");
+  const std::string type = string_field(format->value("type", json()), "response_format.type");
+  if (type == "text") return "";
+  if (type == "json_object") {
+    const json* with_schema = field(*format, "schema");
+    return with_schema ? grammar::json_schema_to_gbnf(with_schema->dump()) : grammar::json_object_gbnf();
+  }
+  if (type != "json_schema") reject("response_format.type", "must be text, json_object or json_schema");
+  const json* spec = field(*format, "json_schema");
+  if (!spec || !spec->is_object() || !field(*spec, "schema"))
+    reject("response_format.json_schema", "must be an object with a 'schema'");
+  return grammar::json_schema_to_gbnf((*spec)["schema"].dump());
+}
+
+std::shared_ptr<const grammar::Grammar> request_grammar(const json& body) {
+  try {
+    const std::string text = grammar_text(body);
+    return text.empty() ? nullptr : grammar::parse_gbnf(text);
+  } catch (const Error& e) {  // the schema's or the grammar's fault, named in the message
+    throw RequestError(400, e.what(), field(body, "grammar") ? "grammar" : field(body, "json_schema") ? "json_schema" : "response_format");
+  }
+}
+
 CompletionRequest read_request(const json& body, Endpoint endpoint) {
   CompletionRequest r;
   r.endpoint = endpoint;
@@ -151,6 +189,7 @@ CompletionRequest read_request(const json& body, Endpoint endpoint) {
   if (seed >= 0) s.seed = static_cast<uint64_t>(seed);
   r.stop = stop_strings(body);
   r.stream = boolean(body, "stream", false);
+  r.grammar = request_grammar(body);
   return r;
 }
 

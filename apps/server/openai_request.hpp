@@ -3,11 +3,13 @@
 // (HTTP 400, naming the field) for anything it cannot serve.
 #pragma once
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "engine/grammar/grammar.hpp"
 #include "engine/session/sampler.hpp"
 
 namespace kiln {
@@ -36,6 +38,8 @@ struct CompletionRequest {
   SamplerParams sampling;             // llama.cpp's defaults where the request says nothing
   std::vector<std::string> stop;      // the text ends before the first of these
   bool stream = false;
+  // What the output must follow (grammar, json_schema, response_format), or none.
+  std::shared_ptr<const grammar::Grammar> grammar;
 };
 
 // Throws RequestError (400) for malformed JSON, a missing or mistyped field,

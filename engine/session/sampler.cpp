@@ -63,9 +63,16 @@ Sampler::Sampler(const SamplerParams& p, int n_vocab) : params_(p), n_vocab_(n_v
 int32_t Sampler::sample(const float* logits) {
   std::copy(logits, logits + n_vocab_, logits_.begin());
   apply_repetition_penalty();
-  if (params_.temperature <= 0.0f) return argmax();
-  filter_candidates();
-  return draw();
+  if (constraint_) constraint_->mask(logits_.data());
+  int32_t token;
+  if (params_.temperature <= 0.0f) {
+    token = argmax();
+  } else {
+    filter_candidates();
+    token = draw();
+  }
+  if (constraint_) constraint_->accept(token);
+  return token;
 }
 
 void Sampler::accept(int32_t token) {

@@ -1,9 +1,10 @@
 // Picks the next token from a row of logits, with llama.cpp's default chain:
-// repetition penalty -> (greedy when temperature <= 0) -> top-k -> top-p ->
-// min-p -> temperature -> seeded random draw.
+// repetition penalty -> constraint mask -> (greedy when temperature <= 0) ->
+// top-k -> top-p -> min-p -> temperature -> seeded random draw.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -23,16 +24,37 @@ struct SamplerParams {
   uint64_t seed = kRandomSeed;
 };
 
+// A constraint on the generated text (a grammar: engine/grammar/): which
+// tokens may come next, and the tokens that came.
+class TokenConstraint {
+ public:
+  virtual ~TokenConstraint() = default;
+  // Sets the logit (n_vocab values) of every token that may not come next
+  // to -infinity.
+  virtual void mask(float* logits) = 0;
+  virtual void accept(int32_t token) = 0;
+  // Nothing but the end of the generation may come.
+  virtual bool is_finished() const = 0;
+};
+
 class Sampler {
  public:
   // Throws kiln::Error naming the flag when a parameter is out of range.
   Sampler(const SamplerParams& p, int n_vocab);
 
-  // The chosen id. `logits` holds n_vocab values and is not modified.
+  // The chosen id. `logits` holds n_vocab values and is not modified. With
+  // a constraint, only a token it allows, which it then reads.
   int32_t sample(const float* logits);
+  // Samples only what `c` allows from now on. The mask comes before the
+  // filters, so temperature, top-k/p and the seed act on the allowed tokens
+  // as they would on all of them.
+  void constrain(std::unique_ptr<TokenConstraint> c) { constraint_ = std::move(c); }
+  // The constraint allows nothing but the end of the generation.
+  bool finished() const { return constraint_ && constraint_->is_finished(); }
   // Records a token (prompt tokens too) for the repetition penalty.
   void accept(int32_t token);
-  // Forgets the recorded tokens and restarts the random sequence from seed().
+  // Forgets the recorded tokens and restarts the random sequence from seed();
+  // a constraint stays where the tokens it read left it.
   void reset();
   uint64_t seed() const { return seed_; }
 
@@ -45,6 +67,7 @@ class Sampler {
 
   SamplerParams params_;
   int n_vocab_;
+  std::unique_ptr<TokenConstraint> constraint_;
   uint64_t seed_;
   std::mt19937_64 rng_;
   // Scratch buffers, sized once so sample() does not allocate.
