@@ -18,11 +18,14 @@ std::vector<int32_t> random_prompt(int n, int vocab, unsigned seed) {
   return ids;
 }
 
-void check_synthetic_model(const Model& model, const std::string& gguf) {
+void check_model_against_reference(const Model& model, const std::string& gguf) {
   auto seq = model.new_sequence();
   const auto file = GgufFile::open(gguf);
   for (unsigned seed : {1u, 2u}) check_against_reference(*seq, file, random_prompt(40, model.n_vocab(), seed));
+}
 
+void check_batch_and_thread_invariance(const Model& model) {
+  auto seq = model.new_sequence();
   const auto ids = random_prompt(100, model.n_vocab(), 3);
   seq->set_threads(1);
   const auto one_by_one = all_logits(*seq, ids, 1);
@@ -33,6 +36,11 @@ void check_synthetic_model(const Model& model, const std::string& gguf) {
     CHECK(std::memcmp(batched.data(), one_by_one.data(), batched.size() * sizeof(float)) == 0);
   }
   check_batched_matches_solo(model, 2);
+}
+
+void check_synthetic_model(const Model& model, const std::string& gguf) {
+  check_model_against_reference(model, gguf);
+  check_batch_and_thread_invariance(model);
 }
 
 }  // namespace kiln::test
