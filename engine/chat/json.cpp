@@ -17,7 +17,8 @@ namespace {
 // An object's keys in their order, as Python's json.loads keeps them.
 using Json = nlohmann::ordered_json;
 
-// Deeper documents are refused: values nest at most kMaxValueDepth (value.hpp).
+// Deeper documents are refused: to_value recurses once per level, and
+// template values nest at most kMaxValueDepth (value.hpp).
 constexpr int kMaxDepth = 512;
 
 // Called by the parser at each event; `depth` is the number of lists and
