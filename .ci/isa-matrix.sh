@@ -119,13 +119,13 @@ if [[ "$out" != "generate: kiln_model_load: this binary needs AVX-512F"*"this CP
 fi
 echo "isa-matrix: the x86-64-v4 library refuses a Haswell CPU through kiln_model_load: $out"
 
-# aarch64: the header-only packages (xsimd, doctest, nlohmann-json) from the
-# host's /usr/include, on their own.
+# aarch64: the header-only packages (xsimd, doctest, xxHash, nlohmann-json)
+# from the host's /usr/include, on their own.
 headers=$PWD/build-isa-arm-headers
 mkdir -p "$headers"
-for h in xsimd doctest nlohmann; do ln -sfn "/usr/include/$h" "$headers/$h"; done
+for h in xsimd doctest xxhash.h nlohmann; do ln -sfn "/usr/include/$h" "$headers/$h"; done
 arm=(-DCMAKE_TOOLCHAIN_FILE=scripts/toolchains/aarch64-linux-gnu.cmake -DKILN_INSTALL=OFF -DXSIMD_INCLUDE_DIR="$headers"
-  -DDOCTEST_INCLUDE_DIR="$headers" -DKILN_JSON_INCLUDE_DIR="$headers")
+  -DDOCTEST_INCLUDE_DIR="$headers" -DKILN_XXHASH_INCLUDE_DIR="$headers" -DKILN_JSON_INCLUDE_DIR="$headers")
 
 configure build-isa-aarch64 "${arm[@]}" -DKILN_ARCH=armv8.2-a+dotprod
 # The host's cpp-httplib is an x86-64 library: the cross build leaves the server out (said at configure).

@@ -6,15 +6,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <xsimd/xsimd.hpp>
 
-#include "engine/files/atomic_file.hpp"
 #include "engine/error.hpp"
-#include "engine/files/file_cache.hpp"
 #include "engine/elapsed.hpp"
 
 namespace kiln {
@@ -159,31 +155,6 @@ double int8_dot_gops(std::string& method) {
 #endif
 }
 
-std::string json_number_list(const std::vector<double>& v) {
-  std::ostringstream o;
-  o << "[";
-  for (size_t i = 0; i < v.size(); ++i) o << (i ? ", " : "") << v[i];
-  return o.str() + "]";
-}
-
-// The text after "key": in a flat JSON object written by save_limits.
-std::string json_field(const std::string& json, const std::string& key, const std::string& path) {
-  const size_t at = json.find("\"" + key + "\":");
-  if (at == std::string::npos) throw Error(path + ": machine limits file has no '" + key + "' (written by another kiln version? run with --probe)");
-  size_t b = at + key.size() + 3;
-  while (b < json.size() && json[b] == ' ') ++b;
-  const size_t e = json[b] == '[' ? json.find(']', b) + 1 : json[b] == '"' ? json.find('"', b + 1) + 1 : json.find_first_of(",\n}", b);
-  if (e == std::string::npos || e <= b) throw Error(path + ": malformed value of '" + key + "'");
-  return json.substr(b, e - b);
-}
-
-double parse_number(const std::string& text, const std::string& path) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !(v >= 0)) throw Error(path + ": malformed number '" + text + "'");
-  return v;
-}
-
 }  // namespace
 
 double MachineLimits::bandwidth(int threads) const {
@@ -208,34 +179,5 @@ void probe_core_peaks(MachineLimits& m) {
   m.fp32_gflops_per_core = fp32_fma_gflops(m.fp32_method);
   m.int8_gops_per_core = int8_dot_gops(m.int8_method);
 }
-
-void save_limits(const MachineLimits& m, const std::string& path) {
-  std::ostringstream o;
-  o << "{\n  \"cpu\": \"" << m.cpu << "\",\n  \"read_gbps\": " << json_number_list(m.read_gbps)
-    << ",\n  \"fp32_gflops_per_core\": " << m.fp32_gflops_per_core << ",\n  \"fp32_method\": \"" << m.fp32_method << "\"" << ",\n  \"int8_gops_per_core\": "
-    << m.int8_gops_per_core << ",\n  \"int8_method\": \"" << m.int8_method << "\"\n}\n";
-  const std::string text = o.str();
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  write_file_atomically(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
-}
-
-MachineLimits load_limits(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot read machine limits (run with --probe first)");
-  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  MachineLimits m;
-  auto unquote = [](const std::string& s) { return s.size() >= 2 ? s.substr(1, s.size() - 2) : s; };
-  m.cpu = unquote(json_field(json, "cpu", path));
-  std::istringstream list(json_field(json, "read_gbps", path).substr(1));
-  for (std::string item; std::getline(list, item, ',');) m.read_gbps.push_back(parse_number(item, path));
-  if (m.read_gbps.empty()) throw Error(path + ": no bandwidth measurements");
-  m.fp32_gflops_per_core = parse_number(json_field(json, "fp32_gflops_per_core", path), path);
-  m.fp32_method = unquote(json_field(json, "fp32_method", path));
-  m.int8_gops_per_core = parse_number(json_field(json, "int8_gops_per_core", path), path);
-  m.int8_method = unquote(json_field(json, "int8_method", path));
-  return m;
-}
-
-std::string default_limits_path() { return kiln_cache_path("machine.json"); }
 
 }  // namespace kiln

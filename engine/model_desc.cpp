@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "engine/error.hpp"
-#include "engine/files/fnv1a.hpp"
+#include "engine/files/content_hash.hpp"
 
 namespace kiln {
 
@@ -52,7 +52,7 @@ uint64_t ModelDesc::fingerprint() const {
   for (const auto& [k, v] : described_fields(*this)) text += k + "=" + v + "\n";
   for (const auto& t : tensors)
     text += t.name + " " + std::string(traits_of(t.type).name) + " " + dims_text(t.dims) + "\n";
-  return fnv1a(kFnv1aStart, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  return content_hash({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
 }
 
 std::optional<std::string> describe_mismatch(const ModelDesc& compiled, const ModelDesc& file) {

@@ -15,8 +15,8 @@ uint64_t file_content_hash(const GgufFile& file) {
 }
 
 uint64_t model_fingerprint(const ModelDesc& desc, uint64_t file_hash) {
-  const uint64_t shape = desc.fingerprint();
-  return content_hash({reinterpret_cast<const uint8_t*>(&shape), sizeof shape}, file_hash);
+  const uint64_t both[2] = {file_hash, desc.fingerprint()};
+  return content_hash({reinterpret_cast<const uint8_t*>(both), sizeof both});
 }
 
 uint64_t model_fingerprint(const ModelDesc& desc, const GgufFile& file) {

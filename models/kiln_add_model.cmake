@@ -10,7 +10,7 @@
 #                 capi/kiln.h, exporting exactly that API (kiln_* functions)
 #   <name>-perplexity  its perplexity program (in <build>/bin)
 #   <name>-server its OpenAI-compatible HTTP server (in <build>/bin), where kiln
-#                 was built with its HTTP and JSON packages (kiln::server)
+#                 was built with its HTTP package (kiln::server)
 # Codegen runs at build time and again whenever the GGUF or kiln-codegen changes.
 # The generated code is compiled with the instruction set of kiln's libraries
 # (kiln::arch); the calling project's own targets are left as they are.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <utility>
 
 #include "engine/error.hpp"
 #include "engine/files/content_hash.hpp"
@@ -14,7 +15,7 @@ namespace kiln {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'W', 'I', 'M', 'G'};
-constexpr uint32_t kVersion = 2;  // 2: with the checksum
+constexpr uint32_t kVersion = 3;  // 2: with the checksum; 3: XXH3-64 for it and the file hash
 
 struct Header {
   char magic[8];
@@ -40,15 +41,14 @@ static_assert(sizeof(TableEntry) == 24);
 
 constexpr uint64_t round_up(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
-// The content hash (engine/files/content_hash.hpp) of what an image holds,
-// chained: `entries_hash` (the GGUF header, then every entry in order, as
-// the writer adds them and the reader binds them), then the table and the
-// header with its checksum zeroed. Only the padding between entries, zeros
-// nobody reads, is left out.
-uint64_t image_checksum(uint64_t entries_hash, std::span<const uint8_t> table, Header h) {
+// The content hash (engine/files/content_hash.hpp) of what an image holds, in
+// this order: what `entries` was given (the GGUF header, then every entry in
+// order, as the writer adds them and the reader binds them), then the table
+// and the header with its checksum zeroed. Only the padding between entries,
+// zeros nobody reads, is left out.
+uint64_t image_checksum(ContentHasher entries, std::span<const uint8_t> table, Header h) {
   h.checksum = 0;
-  const uint64_t with_table = content_hash(table, entries_hash);
-  return content_hash({reinterpret_cast<const uint8_t*>(&h), sizeof h}, with_table);
+  return entries.add(table).add({reinterpret_cast<const uint8_t*>(&h), sizeof h}).digest();
 }
 
 const char* form_name(WeightForm form) {
@@ -67,7 +67,7 @@ WeightImageWriter::WeightImageWriter(const std::string& path, std::span<const ui
   const Header placeholder{};
   write(&placeholder, sizeof placeholder);
   write(gguf_header.data(), gguf_header.size());
-  entries_hash_ = content_hash(gguf_header);
+  entries_hash_.add(gguf_header);
 }
 
 void WeightImageWriter::write(const void* data, size_t n) {
@@ -84,7 +84,7 @@ void WeightImageWriter::add(WeightForm form, const std::string& name, std::span<
   pad_to(kWeightImageAlignment);
   entries_.push_back({at_, bytes.size(), form, name});
   write(bytes.data(), bytes.size());
-  entries_hash_ = content_hash(bytes, entries_hash_);
+  entries_hash_.add(bytes);
 }
 
 void WeightImageWriter::finish() {
@@ -108,7 +108,7 @@ void WeightImageWriter::finish() {
   h.gguf_header_bytes = gguf_header_bytes_;
   h.table_offset = table_offset;
   h.total_bytes = at_;
-  h.checksum = image_checksum(entries_hash_, table, h);
+  h.checksum = image_checksum(std::move(entries_hash_), table, h);
   out_.write_at(0, {reinterpret_cast<const uint8_t*>(&h), sizeof h});
   out_.commit();
 }
@@ -119,9 +119,13 @@ WeightImage::WeightImage(std::span<const uint8_t> bytes, std::string name) : nam
   Header h;
   if (bytes.size() < sizeof h) throw Error(name_ + ": the weight image is shorter than its header");
   std::memcpy(&h, bytes.data(), sizeof h);
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion || h.total_bytes != bytes.size())
-    throw Error(name_ + ": not a kiln weight image of version " + std::to_string(kVersion) + " and " +
-                std::to_string(bytes.size()) + " bytes");
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) throw Error(name_ + ": not a kiln weight image");
+  if (h.version != kVersion)
+    throw Error(name_ + ": the built-in weights are in format version " + std::to_string(h.version) +
+                ", this binary reads version " + std::to_string(kVersion) + " (build the program again)");
+  if (h.total_bytes != bytes.size())
+    throw Error(name_ + ": the weight image is " + std::to_string(bytes.size()) + " bytes, its header says " +
+                std::to_string(h.total_bytes));
   auto inside = [&](uint64_t offset, uint64_t n) { return offset <= bytes.size() && n <= bytes.size() - offset; };
   if (!inside(h.gguf_header_offset, h.gguf_header_bytes) || !inside(h.table_offset, 0))
     throw Error(name_ + ": the weight image's header points outside it");
@@ -129,7 +133,8 @@ WeightImage::WeightImage(std::span<const uint8_t> bytes, std::string name) : nam
   file_hash_ = h.file_hash;
 
   uint64_t at = h.table_offset;
-  uint64_t entries_hash = content_hash(gguf_header_);
+  ContentHasher entries_hash;
+  entries_hash.add(gguf_header_);
   entries_.reserve(h.n_entries);
   for (uint32_t i = 0; i < h.n_entries; ++i) {
     TableEntry t;
@@ -141,11 +146,11 @@ WeightImage::WeightImage(std::span<const uint8_t> bytes, std::string name) : nam
       throw Error(name_ + ": entry " + std::to_string(i) + " of the weight image is malformed");
     entries_.push_back({bytes.data() + t.offset, static_cast<WeightForm>(t.form),
                         std::string(reinterpret_cast<const char*>(bytes.data() + at), t.name_bytes)});
-    entries_hash = content_hash(bytes.subspan(t.offset, t.bytes), entries_hash);
+    entries_hash.add(bytes.subspan(t.offset, t.bytes));
     at = round_up(at + t.name_bytes, 8);
   }
   if (at != h.total_bytes) throw Error(name_ + ": the weight image's table does not end where the image does");
-  if (image_checksum(entries_hash, bytes.subspan(h.table_offset), h) != h.checksum)
+  if (image_checksum(std::move(entries_hash), bytes.subspan(h.table_offset), h) != h.checksum)
     throw Error(name_ + ": the built-in weights are damaged: their checksum does not match the one recorded when "
                         "they were built (build or copy the program again)");
 }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "engine/files/atomic_file.hpp"
+#include "engine/files/content_hash.hpp"
 
 namespace kiln {
 
@@ -62,7 +63,7 @@ class WeightImageWriter {
   uint64_t at_ = 0;
   uint64_t gguf_header_bytes_ = 0;
   uint64_t file_hash_ = 0;
-  uint64_t entries_hash_ = 0;  // the GGUF header and the entries so far (the checksum's start)
+  ContentHasher entries_hash_;  // the GGUF header and the entries so far (the checksum's start)
   std::vector<Entry> entries_;
 };
 

@@ -4,8 +4,10 @@
 set -euo pipefail
 
 # Arguments name more packages to install (.ci/fuzz.sh asks for clang).
-# cpp-httplib, nlohmann-json and pkgconf build <name>-server.
-packages=(g++ cmake make libxsimd-dev doctest-dev python3 libcpp-httplib-dev nlohmann-json3-dev pkgconf "$@")
+# xxHash hashes files, nlohmann-json reads JSON; cpp-httplib and pkgconf build
+# <name>-server.
+packages=(g++ cmake make libxsimd-dev doctest-dev python3 libxxhash-dev nlohmann-json3-dev libcpp-httplib-dev pkgconf
+  "$@")
 # node and npm run the server's test with the official openai client; any
 # install of them does (Debian's packages where there is none).
 command -v node >/dev/null || packages+=(nodejs)

@@ -348,7 +348,7 @@ TEST_CASE("--prompt-cache: a damaged file is reported, ignored, and with -ro lef
     b[at] ^= 0x40;
     cases.push_back({std::string("flipped ") + what, b, at < 8 ? "not a kiln state file" : "checksum mismatch"});
   }
-  cases.push_back({"version 9", good, "format version 9, this binary reads version 1"});
+  cases.push_back({"version 9", good, "format version 9, this binary reads version " + std::to_string(kiln::kStateFileVersion)});
   cases.back().bytes[8] = 9;
 
   for (const Case& c : cases) {

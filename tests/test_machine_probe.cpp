@@ -51,7 +51,7 @@ TEST_CASE("the per-core peaks are measured with a named instruction and are phys
 TEST_CASE("machine limits survive a save and load") {
   const fs::path dir = scratch_dir();
   kiln::MachineLimits m;
-  m.cpu = "Test CPU 9000";
+  m.cpu = "Test \"CPU\" 9000 \\ 2.0GHz";  // quotes and a backslash, escaped in the file
   m.read_gbps = {12.5, 23.25};
   m.fp32_gflops_per_core = 64.5;
   m.fp32_method = "vfmadd231ps ymm (FMA)";
@@ -83,7 +83,11 @@ TEST_CASE("a damaged or older machine limits file is refused with its name and t
   CHECK_THROWS_AS(kiln::load_limits(path), kiln::Error);
   write_text(path, "{\n  \"cpu\": \"x\",\n  \"read_gbps\": [1],\n  \"fp32_gflops_per_core\": fast,\n  \"fp32_method\": \"z\",\n"
                    "  \"int8_gops_per_core\": 3,\n  \"int8_method\": \"y\"\n}\n");
-  CHECK_THROWS_WITH_AS(kiln::load_limits(path), doctest::Contains("malformed number"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::load_limits(path), doctest::Contains("is not a JSON object"), kiln::Error);
+  write_text(path, "{\n  \"cpu\": \"x\",\n  \"read_gbps\": [1],\n  \"fp32_gflops_per_core\": \"fast\",\n  \"fp32_method\": \"z\",\n"
+                   "  \"int8_gops_per_core\": 3,\n  \"int8_method\": \"y\"\n}\n");
+  CHECK_THROWS_WITH_AS(kiln::load_limits(path), doctest::Contains("malformed number in 'fp32_gflops_per_core'"),
+                       kiln::Error);
   CHECK_THROWS_WITH_AS(kiln::load_limits((dir / "absent.json").string()), doctest::Contains("--probe"), kiln::Error);
   fs::remove_all(dir);
 }

@@ -92,7 +92,29 @@ TEST_CASE("a damaged or foreign cache file is ignored") {
   CHECK(fingerprint_of(GgufFile::open(path)) == expected);
 }
 
-TEST_CASE("content_hash: every byte and the length count, and parts chain") {
+TEST_CASE("a cache written before the hash was XXH3 is not reused, and is replaced") {
+  TempFolder tmp("fingerprint");
+  const CacheIn cache(tmp);
+  const std::string path = tmp.file("model.gguf");
+  kiln::test::write_bytes(path, model_bytes());
+  const GgufFile opened = GgufFile::open(path);
+  const uint64_t expected = kiln::model_fingerprint(kiln::describe_model(opened), GgufFile::from_bytes(model_bytes()));
+  // The earlier format: lines of the file's identity and its hash in hex, no first line.
+  const kiln::FileIdentity& id = *opened.identity();
+  const std::string old_line = std::to_string(id.device) + " " + std::to_string(id.inode) + " " +
+                               std::to_string(id.size) + " " + std::to_string(id.mtime_ns) + " " +
+                               std::to_string(id.ctime_ns) + " 3039\n";
+  std::filesystem::create_directories(tmp.file("cache") + "/kiln");
+  kiln::test::write_bytes(kiln::kiln_cache_path("file-hashes"), Bytes(old_line.begin(), old_line.end()));
+  CHECK_FALSE(kiln::cached_content_hash(id));
+  CHECK(fingerprint_of(opened) == expected);
+  const Bytes rewritten = kiln::test::read_bytes(kiln::kiln_cache_path("file-hashes"));
+  CHECK(std::string(rewritten.begin(), rewritten.end()).find(old_line) == std::string::npos);
+  CHECK(kiln::cached_content_hash(id) == kiln::file_content_hash(GgufFile::from_bytes(model_bytes())));
+}
+
+TEST_CASE("content_hash: XXH3-64; every byte and the length count; parts give the hash of the whole") {
+  CHECK(kiln::content_hash({}) == 0x2D06800538D394C2ull);  // XXH3-64 of no bytes, as xxHash's own tests have it
   Bytes bytes(1000);
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 31);
   const uint64_t h = kiln::content_hash(bytes);
@@ -102,6 +124,11 @@ TEST_CASE("content_hash: every byte and the length count, and parts chain") {
     CHECK(kiln::content_hash(changed) != h);
   }
   CHECK(kiln::content_hash(std::span(bytes).first(999)) != h);
-  CHECK(kiln::content_hash(bytes, 1) != h);
-  CHECK(kiln::content_hash({}) != kiln::content_hash({}, 1));
+  for (const size_t split : {size_t{0}, size_t{1}, size_t{240}, size_t{999}, size_t{1000}}) {
+    CAPTURE(split);
+    const std::span<const uint8_t> all(bytes);
+    CHECK(kiln::ContentHasher().add(all.first(split)).add(all.subspan(split)).digest() == h);
+  }
+  const GgufFile file = GgufFile::from_bytes(model_bytes());
+  CHECK(file.hash_contents() == kiln::content_hash(model_bytes()));
 }

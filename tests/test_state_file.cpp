@@ -99,9 +99,15 @@ TEST_CASE("a damaged state file is refused with a message naming the damage") {
   flipped("KV data", kv_at + 77, "checksum mismatch");
   flipped("the last KV byte", checksum_at - 1, "checksum mismatch");
   flipped("checksum", checksum_at + 7, "checksum mismatch");
-  Bytes version = good;
-  patch<uint32_t>(version, 8, 2);
-  cases.push_back({"version", version, "format version 2, this binary reads version 1"});
+  const std::string reads = ", this binary reads version " + std::to_string(kiln::kStateFileVersion);
+  Bytes newer = good;
+  patch<uint32_t>(newer, 8, kiln::kStateFileVersion + 1);
+  cases.push_back({"a newer version", newer, "format version " + std::to_string(kiln::kStateFileVersion + 1) + reads});
+  // Version 1 files (FNV-1a checksums, fingerprints of another hash) are
+  // refused by their version, before their checksum could be misread.
+  Bytes version_1 = good;
+  patch<uint32_t>(version_1, 8, 1);
+  cases.push_back({"version 1", version_1, "format version 1" + reads});
   Bytes no_layers = good;
   patch<uint32_t>(no_layers, 24, 0);
   cases.push_back({"zero layers", no_layers, "corrupt header: impossible KV layout"});

@@ -79,6 +79,16 @@ TEST_CASE("a damaged image is refused") {
   CHECK_THROWS_AS(kiln::WeightImage(bad_entry, "m"), kiln::Error);
 }
 
+TEST_CASE("an image of another format version (2: checksums of the earlier hash) is refused by its version") {
+  TempFolder tmp("image-version");
+  std::vector<uint8_t> bytes = small_image(tmp);
+  bytes[8] = 2;  // the version, after the magic
+  CHECK_THROWS_WITH_AS(kiln::WeightImage(bytes, "m"),
+                       "m: the built-in weights are in format version 2, this binary reads version 3 (build the "
+                       "program again)",
+                       kiln::Error);
+}
+
 TEST_CASE("a checksum covers every byte anything reads: the GGUF header, each entry, the table, the header") {
   TempFolder tmp("image-checksum");
   const std::vector<uint8_t> bytes = small_image(tmp);

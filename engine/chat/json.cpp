@@ -1,11 +1,12 @@
 #include "engine/chat/json.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
-#include "engine/chat/escapes.hpp"
 #include "engine/error.hpp"
 #include "engine/tokenizer/unicode_utf8.hpp"
 
@@ -13,166 +14,45 @@ namespace kiln::chat {
 
 namespace {
 
-constexpr int kMaxDepth = 512;  // deeper documents are refused rather than overflowing the stack
+// An object's keys in their order, as Python's json.loads keeps them.
+using Json = nlohmann::ordered_json;
 
-class JsonReader {
- public:
-  explicit JsonReader(std::string_view text) : s_(text) {}
+// Deeper documents are refused: to_value recurses once per level, and
+// template values nest at most kMaxValueDepth (value.hpp).
+constexpr int kMaxDepth = 512;
 
-  Value document() {
-    Value v = value(0);
-    skip_space();
-    if (pos_ != s_.size()) fail("unexpected text after the document");
-    return v;
-  }
+// Called by the parser at each event; `depth` is the number of lists and
+// objects open around the one starting.
+bool limit_depth(int depth, Json::parse_event_t event, Json&) {
+  if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) && depth >= kMaxDepth)
+    throw Error("JSON: lists and objects nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  return true;
+}
 
- private:
-  [[noreturn]] void fail(const std::string& what) const {
-    size_t line = 1, column = 1;
-    for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
-      if (s_[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    throw Error("JSON: " + what + " at line " + std::to_string(line) + ", column " + std::to_string(column));
-  }
-
-  void skip_space() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
-  }
-
-  bool consume(std::string_view word) {
-    if (s_.substr(pos_, word.size()) != word) return false;
-    pos_ += word.size();
-    return true;
-  }
-
-  Value value(int depth) {
-    if (depth > kMaxDepth) fail("nesting deeper than " + std::to_string(kMaxDepth));
-    skip_space();
-    if (pos_ >= s_.size()) fail("unexpected end of input");
-    const char c = s_[pos_];
-    if (c == '{') return object(depth);
-    if (c == '[') return array(depth);
-    if (c == '"') return Value(Text(string()));
-    if (consume("true")) return Value(true);
-    if (consume("false")) return Value(false);
-    if (consume("null")) return Value::none();
-    if (c == '-' || (c >= '0' && c <= '9')) return number();
-    fail(std::string("unexpected character '") + c + "'");
-  }
-
-  Value object(int depth) {
-    ++pos_;
-    auto obj = make_object();
-    skip_space();
-    if (consume("}")) return Value(obj);
-    while (true) {
-      skip_space();
-      if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a string key");
-      std::string key = string();
-      skip_space();
-      if (!consume(":")) fail("expected ':'");
-      obj->set(key, value(depth + 1));
-      skip_space();
-      if (consume("}")) return Value(obj);
-      if (!consume(",")) fail("expected ',' or '}'");
-    }
-  }
-
-  Value array(int depth) {
-    ++pos_;
+Value to_value(const Json& j) {
+  if (j.is_null()) return Value::none();
+  if (j.is_boolean()) return Value(j.get<bool>());
+  // Integers above int64's range become floats, as the template values hold no wider integer.
+  if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+    return Value(j.get<double>());
+  if (j.is_number_integer()) return Value(j.get<int64_t>());
+  if (j.is_number_float()) return Value(j.get<double>());
+  if (j.is_string()) return Value(j.get<std::string>());
+  if (j.is_array()) {
     Array items;
-    skip_space();
-    if (consume("]")) return Value(std::move(items));
-    while (true) {
-      items.push_back(value(depth + 1));
-      skip_space();
-      if (consume("]")) return Value(std::move(items));
-      if (!consume(",")) fail("expected ',' or ']'");
-    }
+    items.reserve(j.size());
+    for (const Json& item : j) items.push_back(to_value(item));
+    return Value(std::move(items));
   }
+  auto obj = make_object();  // parsing makes no other kind
+  for (const auto& [key, value] : j.items()) obj->set(key, to_value(value));
+  return Value(obj);
+}
 
-  uint32_t hex4() {
-    if (pos_ + 4 > s_.size()) fail("truncated \\u escape");
-    uint32_t v = 0;
-    const auto r = std::from_chars(s_.data() + pos_, s_.data() + pos_ + 4, v, 16);
-    if (r.ptr != s_.data() + pos_ + 4) fail("bad \\u escape");
-    pos_ += 4;
-    return v;
-  }
-
-  std::string string() {
-    ++pos_;  // the opening quote
-    std::string out;
-    while (true) {
-      if (pos_ >= s_.size()) fail("unterminated string");
-      const unsigned char c = static_cast<unsigned char>(s_[pos_]);
-      if (c == '"') {
-        ++pos_;
-        return out;
-      }
-      if (c < 0x20) fail("control character in a string");
-      if (c != '\\') {
-        out += static_cast<char>(c);
-        ++pos_;
-        continue;
-      }
-      if (++pos_ >= s_.size()) fail("unterminated escape");
-      const char e = s_[pos_++];
-      if (const std::optional<char> c = shared_escape(e)) {
-        out += *c;
-        continue;
-      }
-      switch (e) {
-        case '/': out += '/'; break;
-        case 'u': {
-          uint32_t cp = hex4();
-          if (cp >= 0xD800 && cp < 0xDC00 && s_.substr(pos_, 2) == "\\u") {
-            const size_t before = pos_;
-            pos_ += 2;
-            const uint32_t low = hex4();
-            if (low >= 0xDC00 && low < 0xE000) cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-            else pos_ = before;
-          }
-          // A lone surrogate cannot be UTF-8; it becomes U+FFFD.
-          append_utf8(cp >= 0xD800 && cp < 0xE000 ? kReplacementChar : cp, out);
-          break;
-        }
-        default: fail(std::string("bad escape '\\") + e + "'");
-      }
-    }
-  }
-
-  Value number() {
-    const size_t start = pos_;
-    if (s_[pos_] == '-') ++pos_;
-    bool integral = true;
-    while (pos_ < s_.size() && ((s_[pos_] >= '0' && s_[pos_] <= '9') || s_[pos_] == '.' || s_[pos_] == 'e' ||
-                                s_[pos_] == 'E' || s_[pos_] == '+' || s_[pos_] == '-')) {
-      if (s_[pos_] == '.' || s_[pos_] == 'e' || s_[pos_] == 'E') integral = false;
-      ++pos_;
-    }
-    const char* first = s_.data() + start;
-    const char* last = s_.data() + pos_;
-    if (integral) {
-      int64_t i = 0;
-      const auto r = std::from_chars(first, last, i);
-      if (r.ec == std::errc() && r.ptr == last) return Value(i);
-    }
-    double d = 0;
-    const auto r = std::from_chars(first, last, d);
-    if (r.ec != std::errc() || r.ptr != last) fail("bad number '" + std::string(first, last) + "'");
-    return Value(d);
-  }
-
-  std::string_view s_;
-  size_t pos_ = 0;
-};
-
+// Writing is kiln's own, not nlohmann-json's: `tojson` must give what
+// Python's json.dumps gives, byte for byte (", " and ": " between items,
+// NaN and Infinity, floats as repr() prints them, sort_keys, ensure_ascii's
+// escapes), and the templates' prompts depend on it.
 void write_string(const std::string& s, bool ensure_ascii, std::string& out) {
   out += '"';
   for (size_t i = 0; i < s.size();) {
@@ -273,7 +153,17 @@ void write(const Value& v, const JsonStyle& style, int level, std::string& out) 
 
 }  // namespace
 
-Value parse_json(std::string_view text) { return JsonReader(text).document(); }
+Value parse_json(std::string_view text) {
+  try {
+    return to_value(Json::parse(text, limit_depth));
+  } catch (const Json::exception& e) {
+    // Its parse errors (with a line and column) and out_of_range for a number
+    // beyond double's (1E400); what() starts with "[json.exception.<kind>.<id>] ".
+    const std::string_view what = e.what();
+    const size_t end_of_id = what.find("] ");
+    throw Error("JSON: " + std::string(end_of_id == std::string_view::npos ? what : what.substr(end_of_id + 2)));
+  }
+}
 
 std::string to_json(const Value& v, const JsonStyle& style) {
   std::string out;

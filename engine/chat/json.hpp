@@ -1,6 +1,6 @@
 // JSON in and out of template values: reading conversations (and the
-// conformance cases), and the `tojson` filter, which writes what Python's
-// json.dumps writes with non-ASCII characters kept as they are.
+// conformance cases) with nlohmann-json, and the `tojson` filter, which writes
+// what Python's json.dumps writes with non-ASCII characters kept as they are.
 #pragma once
 
 #include <string>
@@ -11,8 +11,8 @@
 namespace kiln::chat {
 
 // Parses one JSON document (objects keep their key order; integers that fit
-// in 64 bits stay integers). Throws kiln::Error "JSON: <problem> at line L,
-// column C".
+// in 64 bits stay integers). Throws kiln::Error "JSON: <problem>", which
+// names the line and column of a syntax error.
 Value parse_json(std::string_view text);
 
 struct JsonStyle {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include "engine/chat/escapes.hpp"
 #include "engine/error.hpp"
 #include "engine/tokenizer/unicode_utf8.hpp"
 
@@ -252,14 +251,17 @@ class Lexer {
       if (pos + 1 >= src_.size()) fail(start, "unterminated string");
       const char e = src_[pos + 1];
       pos += 2;
-      if (const std::optional<char> c = shared_escape(e)) {
-        out += *c;
-        continue;
-      }
       switch (e) {
         case '\n': break;  // a backslash at the end of a line continues it
+        case '\\': out += '\\'; break;
+        case '"': out += '"'; break;
         case '\'': out += '\''; break;
         case 'a': out += '\a'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
         case 'v': out += '\v'; break;
         case 'x': pos = hex_escape(pos, 2, out); break;
         case 'u': pos = hex_escape(pos, 4, out); break;

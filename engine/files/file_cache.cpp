@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "engine/files/atomic_file.hpp"
@@ -16,6 +17,11 @@ namespace {
 
 // A cache file is a few lines; anything larger is not one of ours.
 constexpr size_t kMaxCacheBytes = 64 * 1024;
+// The cache's first line: its format and hash function. A cache that starts
+// otherwise (those written before kiln hashed with XXH3 have no such line)
+// holds hashes of another function: none is reused, and the next store
+// replaces them.
+constexpr std::string_view kFirstLine = "kiln file-hashes 2 xxh3-64";
 
 struct Entry {
   FileIdentity file;
@@ -37,6 +43,8 @@ std::vector<Entry> read_entries(const std::string& path) {
   }
   ::close(fd);
   std::istringstream lines(text);
+  std::string first;
+  if (!std::getline(lines, first) || first != kFirstLine) return entries;
   for (std::string line; std::getline(lines, line);) {
     std::istringstream in(line);
     Entry e;
@@ -74,6 +82,7 @@ void store_content_hash(const FileIdentity& file, uint64_t hash) {
   entries.push_back({file, hash});
   const size_t first = entries.size() > kMaxCachedHashes ? entries.size() - kMaxCachedHashes : 0;
   std::ostringstream text;
+  text << kFirstLine << '\n';
   for (size_t i = first; i < entries.size(); ++i) {
     const FileIdentity& f = entries[i].file;
     text << f.device << ' ' << f.inode << ' ' << f.size << ' ' << f.mtime_ns << ' ' << f.ctime_ns << ' ' << std::hex

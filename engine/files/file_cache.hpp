@@ -30,7 +30,8 @@ struct FileIdentity {
 };
 
 // The content hash recorded for `file` in kiln_cache_path("file-hashes"),
-// or nullopt when there is none (or the cache cannot be read).
+// or nullopt when there is none (or the cache cannot be read, or was written
+// by a kiln that hashed with another function).
 std::optional<uint64_t> cached_content_hash(const FileIdentity& file);
 
 // Records it, keeping the most recent kMaxCachedHashes entries. A cache that

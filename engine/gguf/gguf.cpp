@@ -435,17 +435,17 @@ GgufFile& GgufFile::operator=(GgufFile&& other) noexcept {
 uint64_t GgufFile::hash_contents() const {
   constexpr size_t kPart = size_t{8} << 20;
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  uint64_t h = 0;
+  ContentHasher h;
   for (size_t at = 0; at < size_; at += kPart) {
     const size_t n = std::min(kPart, size_ - at);
-    h = content_hash({base_ + at, n}, h);
+    h.add({base_ + at, n});
     if (!mapping_) continue;
     // Whole pages only: the part's first and last page may hold bytes of its neighbours.
     const auto begin = (reinterpret_cast<uintptr_t>(base_ + at) + page - 1) / page * page;
     const auto end = reinterpret_cast<uintptr_t>(base_ + at + n) / page * page;
     if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
   }
-  return h;
+  return h.digest();
 }
 
 GgufFile::~GgufFile() {

@@ -144,7 +144,8 @@ class GgufFile {
 
   // The file opened (nullopt for from_bytes), for caches of results about its bytes.
   const std::optional<FileIdentity>& identity() const { return identity_; }
-  // content_hash of every byte of the file. A mapped file is read a few MB
+  // content_hash of every byte of the file (engine/files/content_hash.hpp:
+  // XXH3-64, as `xxhsum -H3 FILE` prints it). A mapped file is read a few MB
   // at a time, each part's pages handed back to the kernel after, so that
   // hashing leaves no more of the file resident than there was before.
   uint64_t hash_contents() const;

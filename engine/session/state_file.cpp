@@ -12,8 +12,8 @@
 #include <span>
 
 #include "engine/files/atomic_file.hpp"
+#include "engine/files/content_hash.hpp"
 #include "engine/error.hpp"
-#include "engine/files/fnv1a.hpp"
 
 namespace kiln {
 
@@ -44,7 +44,7 @@ T get(const uint8_t* at) {
 }
 
 uint64_t checksum(std::span<const uint8_t> header, std::span<const uint8_t> tokens, std::span<const uint8_t> kv) {
-  return fnv1a_words(fnv1a_words(fnv1a_words(kFnv1aStart, header), tokens), kv);
+  return ContentHasher().add(header).add(tokens).add(kv).digest();
 }
 
 std::span<const uint8_t> bytes_of(const std::vector<int32_t>& tokens) {

@@ -12,10 +12,8 @@
 //   36      12                  element type name, NUL-padded ("f32")
 //   48      4n       token ids (int32)
 //   48+4n   n*P      KV data, P = KvLayout::bytes_per_position(), as Sequence::read_kv lays it out
-//   end-8   8        checksum of everything before it: FNV-1a (64-bit) over 8-byte
-//                    words instead of bytes (eight times fewer steps over megabytes of
-//                    KV data), the header, tokens and KV data in turn, each section's
-//                    last word zero-padded
+//   end-8   8        checksum of everything before it: its content_hash
+//                    (engine/files/content_hash.hpp, XXH3-64)
 #pragma once
 
 #include <cstdint>
@@ -25,7 +23,9 @@
 
 namespace kiln {
 
-inline constexpr uint32_t kStateFileVersion = 1;
+// 2: XXH3-64 for the checksum and in the model's fingerprint. A file of
+// version 1 (FNV-1a, another fingerprint) is refused by its version.
+inline constexpr uint32_t kStateFileVersion = 2;
 
 // Replaces `path` atomically (write_file_atomically): a failed or interrupted
 // save leaves the previous file as it was. Throws kiln::Error "<path>: ...".
