@@ -3,6 +3,7 @@
 # have written that same file again, or the references describe another model
 # (regenerate them as tests/llama_oracle/README.md says).
 #   cmake -DREFS=<this folder> -DMODELS=<build>/models -P check_models.cmake
+include("${CMAKE_CURRENT_LIST_DIR}/../check_named_sha256.cmake")
 file(GLOB refs "${REFS}/*.ref-f32kv.txt")
 list(LENGTH refs count)
 if(count EQUAL 0)
@@ -11,12 +12,7 @@ endif()
 foreach(ref ${refs})
   get_filename_component(name "${ref}" NAME)
   string(REPLACE ".ref-f32kv.txt" ".gguf" gguf "${name}")
-  file(STRINGS "${ref}" line REGEX "^# model sha256: " LIMIT_COUNT 1)
-  string(REGEX REPLACE "^# model sha256: ([0-9a-f]+).*" "\\1" want "${line}")
-  file(SHA256 "${MODELS}/${gguf}" got)
-  if(NOT got STREQUAL want)
-    message(FATAL_ERROR "${MODELS}/${gguf} is not the file ${name} was made from (sha256 ${got}, the reference names "
-                        "${want}): kiln-synth's output changed; regenerate the references (tests/llama_oracle/README.md)")
-  endif()
+  check_named_sha256("${ref}" model "${MODELS}/${gguf}"
+                     "kiln-synth's output changed; regenerate the references (tests/llama_oracle/README.md)")
 endforeach()
 message(STATUS "${count} reference files name the models the build wrote")

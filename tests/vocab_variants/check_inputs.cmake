@@ -5,6 +5,7 @@
 # again, or the ids describe other files (regenerate them as README.md says).
 #   cmake -DDIR=<this folder> -DSHARED=<../shared> -DWRITER=<write_vocab_variant> -DSUFFIX=<.llama.cpp-*.ids>
 #         -DOUT=<scratch folder> -P check_inputs.cmake
+include("${CMAKE_CURRENT_LIST_DIR}/../check_named_sha256.cmake")
 execute_process(COMMAND "${WRITER}" --list OUTPUT_VARIABLE listing RESULT_VARIABLE failed)
 if(failed)
   message(FATAL_ERROR "${WRITER} --list failed")
@@ -30,13 +31,7 @@ foreach(variant ${variants})
     string(REPLACE "|" ";" input "${input}")
     list(GET input 0 what)
     list(GET input 1 path)
-    file(STRINGS "${ids}" line REGEX "^# ${what} sha256: " LIMIT_COUNT 1)
-    string(REGEX REPLACE "^# ${what} sha256: ([0-9a-f]+).*" "\\1" want "${line}")
-    file(SHA256 "${path}" got)
-    if(NOT got STREQUAL want)
-      message(FATAL_ERROR "${path} is not the file ${name}${SUFFIX} was made from (sha256 ${got}, the file names "
-                          "'${want}'): regenerate the ids (tests/vocab_variants/README.md)")
-    endif()
+    check_named_sha256("${ids}" "${what}" "${path}" "regenerate the ids (tests/vocab_variants/README.md)")
   endforeach()
 endforeach()
 list(LENGTH variants count)
