@@ -15,6 +15,7 @@
 #include "apps/options/parse_options.hpp"
 #include "apps/options/usage.hpp"
 #include "apps/logits_dump.hpp"
+#include "apps/output_grammar.hpp"
 #include "apps/prompt_cache.hpp"
 #include "engine/elapsed.hpp"
 #include "engine/load_threads.hpp"
@@ -83,6 +84,7 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   if (prompt.empty()) throw Error("the prompt encodes to no tokens and the model adds no BOS: give a prompt with -p");
   check_prompt_fits(*model, prompt.size());  // before any of it is printed (--prompt-ids)
   Sampler sampler(opt.sampling, model->n_vocab());
+  const OutputGrammar grammar(opt, tok);
 
   for (int32_t id : prompt)
     if (id >= model->n_vocab())
@@ -110,6 +112,7 @@ int run(int argc, char** argv, const ModelEntry& entry) {
     print_text(detok.push(t));
     return true;
   };
+  grammar.constrain(sampler);
   GenerationStats s = generate(session, context, opt.n_predict, sampler, on_token);
   print_text(detok.flush() + "\n");
   if (prompt_cache) prompt_cache->save(session, prompt);

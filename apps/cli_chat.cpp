@@ -8,6 +8,7 @@
 
 #include "engine/chat/chat_prompt.hpp"
 #include "engine/error.hpp"
+#include "apps/output_grammar.hpp"
 
 namespace kiln {
 
@@ -41,6 +42,7 @@ std::tm local_now() {
 GenerationStats run_conversation(Session& session, const Options& opt, Sampler& sampler, const ChatIo& io) {
   const Model& model = session.model();
   const Tokenizer& tok = model.tokenizer();
+  const OutputGrammar grammar(opt, tok);  // each reply follows it
   chat::Conversation chat(tok, load_chat_template(model, opt.chat_template_file), local_now());
   if (!opt.system_prompt.empty()) chat.add_message("system", opt.system_prompt);
   GenerationStats total;
@@ -76,6 +78,7 @@ GenerationStats run_conversation(Session& session, const Options& opt, Sampler& 
     for (int32_t t : prompt) detok.push(t);
     std::vector<int32_t> reply;
     std::string reply_text;
+    grammar.constrain(sampler);
     const GenerationStats s = generate(session, prompt, opt.n_predict, sampler, [&](int32_t t) {
       reply.push_back(t);
       const std::string piece = detok.push(t);

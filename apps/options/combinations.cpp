@@ -14,6 +14,11 @@ void check_cli(const Options& o) {
   if (!o.conversation && !o.chat_template_file.empty()) throw Error("--chat-template-file: needs conversation mode (-cnv)");
   if (o.conversation && (!o.prompt_ids.empty() || !o.logits_out.empty() || !o.prompt_cache.empty()))
     throw Error("-cnv: cannot be combined with --prompt-ids, --logits-out or --prompt-cache");
+  const int grammars =
+      !o.grammar.empty() + !o.grammar_file.empty() + !o.json_schema.empty() + !o.json_schema_file.empty();
+  if (grammars > 1) throw Error("--grammar, --grammar-file, -j and -jf: give at most one of them");
+  if (grammars == 1 && o.interactive)
+    throw Error("-i: cannot be combined with a grammar (it constrains one generation; -cnv constrains each reply)");
 }
 
 }  // namespace

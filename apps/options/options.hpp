@@ -39,6 +39,12 @@ struct Options {
   bool interactive = false;   // -i: after the prompt, each line read from stdin continues the text
   bool conversation = false;  // -cnv: chat with the model's template, a user turn per line of stdin
   std::string system_prompt;  // -sys: the conversation's system message
+  // What the generated text must follow (at most one): GBNF text or file, a
+  // JSON schema or its file.
+  std::string grammar;           // --grammar
+  std::string grammar_file;      // --grammar-file
+  std::string json_schema;       // -j
+  std::string json_schema_file;  // -jf
 
   // <model>-server, with llama-server's defaults
   std::string host = "127.0.0.1";

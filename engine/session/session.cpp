@@ -119,6 +119,7 @@ GenerationStats generate(Session& session, std::span<const int32_t> prompt, int 
     if (model.tokenizer().is_end_of_generation(token)) break;
     const bool go_on = on_token(token);
     ++stats.generated_tokens;
+    if (sampler.finished()) break;  // the constraint's grammar is complete
     if (session.n_past() >= model.n_ctx()) {
       stats.context_full = true;
       break;
