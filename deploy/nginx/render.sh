@@ -5,17 +5,21 @@
 #   --listen      where nginx listens (default 127.0.0.1:8080)
 #   --per-client  connections one client address may hold open (default 64)
 set -euo pipefail
+usage() {
+  echo "usage: render.sh [--listen ADDR:PORT] [--per-client N] HOST:PORT..." >&2
+  exit 2
+}
 listen=127.0.0.1:8080
 per_client=64
 while [ $# -gt 0 ]; do
   case $1 in
-    --listen) listen=$2; shift 2 ;;
-    --per-client) per_client=$2; shift 2 ;;
-    -*) echo "render.sh: unknown option $1" >&2; exit 2 ;;
+    --listen) [ $# -ge 2 ] || usage; listen=$2; shift 2 ;;
+    --per-client) [ $# -ge 2 ] || usage; per_client=$2; shift 2 ;;
+    -*) echo "render.sh: unknown option $1" >&2; usage ;;
     *) break ;;
   esac
 done
-[ $# -gt 0 ] || { echo "usage: render.sh [--listen ADDR:PORT] [--per-client N] HOST:PORT..." >&2; exit 2; }
+[ $# -gt 0 ] || usage
 [[ $per_client =~ ^[1-9][0-9]*$ ]] || { echo "render.sh: --per-client takes a positive integer" >&2; exit 2; }
 address='^[A-Za-z0-9.:_-]+:[0-9]+$|^\[[0-9A-Fa-f:.]+\]:[0-9]+$'
 for a in "$listen" "$@"; do
