@@ -12,6 +12,10 @@ packages=(g++ cmake make libxsimd-dev doctest-dev python3 libxxhash-dev nlohmann
 # install of them does (Debian's packages where there is none).
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
+# nginx runs the test of deploy/nginx (replicas behind it); any install of
+# it does. Where systemd runs, Debian's package also starts a system nginx
+# on port 80 (`systemctl disable --now nginx` stops it; the test needs none).
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || packages+=(nginx)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
