@@ -3,7 +3,10 @@
 # apt-get line to run and stops (as any other user).
 set -euo pipefail
 
-# Arguments name more packages to install (.ci/fuzz.sh asks for clang).
+# Arguments name more packages to install (.ci/fuzz.sh asks for clang; .ci/run
+# for nginx, whose test of deploy/nginx is skipped where there is none: not
+# installed for everyone, as Debian's package starts a system nginx on port
+# 80 where systemd runs).
 # xxHash hashes files, nlohmann-json reads JSON; cpp-httplib and pkgconf build
 # <name>-server.
 packages=(g++ cmake make libxsimd-dev doctest-dev python3 libxxhash-dev nlohmann-json3-dev libcpp-httplib-dev pkgconf
@@ -12,10 +15,6 @@ packages=(g++ cmake make libxsimd-dev doctest-dev python3 libxxhash-dev nlohmann
 # install of them does (Debian's packages where there is none).
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
-# nginx runs the test of deploy/nginx (replicas behind it); any install of
-# it does. Where systemd runs, Debian's package also starts a system nginx
-# on port 80 (`systemctl disable --now nginx` stops it; the test needs none).
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || packages+=(nginx)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

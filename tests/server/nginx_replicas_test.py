@@ -60,7 +60,7 @@ def check(condition, message):
 
 def main():
     if nginx_program() is None:
-        print("nginx replica test: skipped, nginx is not installed (Debian: nginx; scripts/setup.sh installs it)")
+        print("nginx replica test: skipped, nginx is not installed (Debian: apt-get install nginx; CI installs it)")
         return 77
     started = time.monotonic()
     with Loopback(sys.argv[1], replicas=2, server_args=["-np", "4"]) as lb:
