@@ -173,6 +173,9 @@ std::vector<Option> make_table() {
               "MiB for the prefix cache: the KV state of prompts a slot gave up, seeding later requests that start "
               "the same way; -1: no limit, 0: none",
               &Options::cache_ram_mib, -1, 1LL << 40),
+      setting({"--metrics"}, kServer,
+              "answer GET /metrics in Prometheus' text format (tokens, times, slots, KV cells, prefix-cache hits)",
+              &Options::metrics),
       {{"-c", "--ctx-size"}, "N", kServer, "refused: the context size is fixed when the model is compiled",
        [](Options&, const FlagValue& v) {
          throw Error(v.flag + ": the context size is fixed when the model is compiled (kiln_add_model CTX)");
