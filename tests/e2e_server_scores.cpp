@@ -117,6 +117,30 @@ TEST_CASE("completion logprobs: the greedy tokens with the model's log-softmax, 
     check_alternatives(values);
   }
   CHECK(joined == r.body["choices"][0]["text"]);
+
+  // A stop string: the tokens whose text starts before the returned text
+  // ends are scored, the rest (the stop string's) are not; streamed the same.
+  const size_t from = lp["text_offset"][6];
+  const std::string stop = joined.substr(from, 3);
+  const size_t end = joined.find(stop);
+  size_t kept = 0;
+  while (kept < size_t(n) && lp["text_offset"][kept].get<size_t>() < end) ++kept;
+  json stopped = body;
+  stopped["stop"] = stop;
+  const Reply cut = post(server, "/v1/completions", stopped.dump());
+  CHECK(cut.body["choices"][0]["text"] == joined.substr(0, end));
+  CHECK(cut.body["choices"][0]["finish_reason"] == "stop");
+  const json& cut_lp = cut.body["choices"][0]["logprobs"];
+  REQUIRE(cut_lp["tokens"].size() == kept);
+  for (size_t i = 0; i < kept; ++i) CHECK(cut_lp["tokens"][i] == lp["tokens"][i]);
+  json streamed_tokens = json::array();
+  for (const json& e : stream_events(server, "/v1/completions", stopped)) {
+    const json& chunk_lp = e["choices"][0]["logprobs"];
+    if (!chunk_lp.is_null())
+      for (const json& t : chunk_lp["tokens"]) streamed_tokens.push_back(t);
+  }
+  CHECK(streamed_tokens == cut_lp["tokens"]);
+
   // Without logprobs: null.
   const Reply plain = post(server, "/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 2}}.dump());
   CHECK(plain.body["choices"][0]["logprobs"].is_null());
