@@ -3,6 +3,8 @@
 #include <chrono>
 #include <random>
 
+#include "apps/server/openai_logprobs.hpp"
+
 namespace kiln {
 
 namespace {
@@ -36,7 +38,7 @@ json envelope(Endpoint endpoint, const ResponseIds& ids, bool chunk) {
   return {{"id", ids.id}, {"object", object}, {"created", ids.created}, {"model", ids.model}};
 }
 
-json finish(const CompletionResult* r) { return r ? json(r->finish_reason) : json(nullptr); }
+json finish(const std::string& reason) { return reason.empty() ? json(nullptr) : json(reason); }
 
 }  // namespace
 
@@ -51,32 +53,50 @@ ResponseIds new_response_ids(Endpoint endpoint, const std::string& model) {
   return ids;
 }
 
-json completion_body(Endpoint endpoint, const ResponseIds& ids, const std::string& text, const CompletionResult& result) {
+CompletionResult combined_usage(const std::vector<CompletionResult>& choices) {
+  CompletionResult usage = choices.at(0);
+  for (size_t i = 1; i < choices.size(); ++i) {
+    usage.completion_tokens += choices[i].completion_tokens;
+    usage.prompt_ms += choices[i].prompt_ms;
+    usage.generation_ms += choices[i].generation_ms;
+  }
+  return usage;
+}
+
+json completion_body(Endpoint endpoint, const ResponseIds& ids, const std::vector<ChoiceText>& choices, bool logprobs,
+                     const CompletionResult& usage_of_all) {
   json body = envelope(endpoint, ids, false);
-  json choice = {{"index", 0}, {"finish_reason", result.finish_reason}, {"logprobs", nullptr}};
-  if (endpoint == Endpoint::ChatCompletions) choice["message"] = {{"role", "assistant"}, {"content", text}};
-  else choice["text"] = text;
-  body["choices"] = json::array({choice});
-  body["usage"] = usage(result);
-  body["timings"] = timings(result);
+  body["choices"] = json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceText& c = choices[i];
+    json choice = {{"index", i},
+                   {"finish_reason", c.finish_reason},
+                   {"logprobs", logprobs ? logprobs_json(endpoint, c.scores) : json(nullptr)}};
+    if (endpoint == Endpoint::ChatCompletions) choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+    else choice["text"] = c.text;
+    body["choices"].push_back(std::move(choice));
+  }
+  body["usage"] = usage(usage_of_all);
+  body["timings"] = timings(usage_of_all);
   return body;
 }
 
-json completion_chunk(Endpoint endpoint, const ResponseIds& ids, const std::string& text, const CompletionResult* result,
-                      bool role_only) {
+json completion_chunk(Endpoint endpoint, const ResponseIds& ids, const ChunkChoice& c, const CompletionResult* usage_of_all) {
   json body = envelope(endpoint, ids, true);
-  json choice = {{"index", 0}, {"finish_reason", finish(result)}, {"logprobs", nullptr}};
+  json choice = {{"index", c.index},
+                 {"finish_reason", finish(c.finish_reason)},
+                 {"logprobs", c.scores ? logprobs_json(endpoint, *c.scores) : json(nullptr)}};
   if (endpoint == Endpoint::ChatCompletions) {
-    if (role_only) choice["delta"] = {{"role", "assistant"}, {"content", ""}};
-    else if (result) choice["delta"] = json::object();
-    else choice["delta"] = {{"content", text}};
+    if (c.role_only) choice["delta"] = {{"role", "assistant"}, {"content", ""}};
+    else if (!c.finish_reason.empty()) choice["delta"] = json::object();
+    else choice["delta"] = {{"content", c.text}};
   } else {
-    choice["text"] = text;
+    choice["text"] = c.text;
   }
   body["choices"] = json::array({choice});
-  if (result) {
-    body["usage"] = usage(*result);
-    body["timings"] = timings(*result);
+  if (usage_of_all) {
+    body["usage"] = usage(*usage_of_all);
+    body["timings"] = timings(*usage_of_all);
   }
   return body;
 }
