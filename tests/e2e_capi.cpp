@@ -19,6 +19,12 @@
 #include "tests/run_process.hpp"
 #include "tests/temp_folder.hpp"
 
+#if defined(__has_feature)
+#define KILN_CLANG_ASAN __has_feature(address_sanitizer)
+#else
+#define KILN_CLANG_ASAN 0
+#endif
+
 namespace {
 
 using Tokens = std::vector<int32_t>;
@@ -198,7 +204,7 @@ TEST_CASE("on a CPU without what the library was compiled for, kiln_model_load r
                                 kiln::cpu::kPopcnt | kiln::cpu::kAvx | kiln::cpu::kAvx2 | kiln::cpu::kFma |
                                 kiln::cpu::kF16c | kiln::cpu::kBmi2;
   const char* const qemu = "/usr/bin/qemu-x86_64";
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || KILN_CLANG_ASAN  // GCC's macro, Clang's feature test
   MESSAGE("skipped: the sanitizers' runtime does not run under qemu-user");
   return;
 #endif

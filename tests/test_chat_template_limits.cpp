@@ -95,9 +95,9 @@ TEST_CASE("nesting: a million-level list literal, statements, expressions and ma
                  "t:1:2005: tag longer than 2000 tokens"));
   // On one line: lexing takes time in proportion to the line, not its square.
   CHECK(error_of(repeated("{% if true %}", 80000)) == "t:1:2568: nested deeper than 200 levels");
-  // A chain of 999 additions is evaluated 999 calls deep.
+  // A chain of 999 additions is evaluated 999 calls deep, left operands first.
   CHECK(error_of("{{ 1" + repeated(" + 1", 999) + " }}") ==
-        "t:1:2008: statements, expressions and macro calls nested deeper than 500 levels (the renderer's limit)");
+        "t:1:2002: statements, expressions and macro calls nested deeper than 500 levels (the renderer's limit)");
   CHECK(render("{{ 1" + repeated(" + 1", 450) + " }}") == "451");
   CHECK(contains(error_of("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"),
                  "macro calls nested deeper than 100"));

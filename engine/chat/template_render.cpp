@@ -289,7 +289,10 @@ class Renderer {
         return Value(obj);
       }
       case Expr::Kind::Attribute: return get_attribute(eval(*e.a, scope), e.name);
-      case Expr::Kind::Subscript: return get_item(eval(*e.a, scope), eval(*e.b, scope));
+      case Expr::Kind::Subscript: {
+        const Value target = eval(*e.a, scope);  // before the index, as Jinja
+        return get_item(target, eval(*e.b, scope));
+      }
       case Expr::Kind::Slice: {
         const Value target = eval(*e.a, scope);
         std::optional<long long> parts[3];
@@ -327,7 +330,10 @@ class Renderer {
           if (left.truthy() == (e.name == "or")) return left;
           return eval(*e.b, scope);
         }
-        return binary(e.name, eval(*e.a, scope), eval(*e.b, scope));
+        // Left operand first, as Jinja does (a function's arguments have no order in C++).
+        const Value a = eval(*e.a, scope);
+        const Value b = eval(*e.b, scope);
+        return binary(e.name, a, b);
       }
       case Expr::Kind::Compare: {
         const Value a = eval(*e.a, scope);
