@@ -32,27 +32,7 @@ struct Server : kiln::test::ServerProcess {
   explicit Server(std::vector<std::string> args) : ServerProcess(SERVER_BIN, std::move(args)) {}
 };
 
-// The "data: ..." events of a stream, up to and without "[DONE]", which must end it.
-std::vector<json> stream(const Server& server, const std::string& path, json body) {
-  body["stream"] = true;
-  auto res = server.client().Post(path, body.dump(), "application/json");
-  REQUIRE(res);
-  REQUIRE(res->status == 200);
-  CHECK(res->get_header_value("Content-Type").starts_with("text/event-stream"));
-  std::vector<json> events;
-  std::istringstream lines(res->body);
-  bool done = false;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty()) continue;
-    REQUIRE(line.starts_with("data: "));
-    REQUIRE_FALSE(done);
-    if (line == "data: [DONE]") done = true;
-    else events.push_back(json::parse(line.substr(6)));
-  }
-  CHECK(done);
-  REQUIRE(!events.empty());
-  return events;
-}
+using kiln::test::stream;
 
 std::string streamed_text(const std::vector<json>& events, bool chat) {
   std::string text;

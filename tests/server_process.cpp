@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 extern char** environ;
@@ -62,6 +63,27 @@ Reply post(const ServerProcess& server, const std::string& path, const std::stri
   auto res = server.client().Post(path, headers, body, "application/json");
   REQUIRE(res);
   return {res->status, nlohmann::json::parse(res->body)};
+}
+
+std::vector<nlohmann::json> stream(const ServerProcess& server, const std::string& path, nlohmann::json body) {
+  body["stream"] = true;
+  auto res = server.client().Post(path, body.dump(), "application/json");
+  REQUIRE(res);
+  REQUIRE(res->status == 200);
+  CHECK(res->get_header_value("Content-Type").starts_with("text/event-stream"));
+  std::vector<nlohmann::json> events;
+  std::istringstream lines(res->body);
+  bool done = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    REQUIRE(line.starts_with("data: "));
+    REQUIRE_FALSE(done);
+    if (line == "data: [DONE]") done = true;
+    else events.push_back(nlohmann::json::parse(line.substr(6)));
+  }
+  CHECK(done);
+  REQUIRE(!events.empty());
+  return events;
 }
 
 Reply get(const ServerProcess& server, const std::string& path, const httplib::Headers& headers) {

@@ -39,6 +39,10 @@ struct Reply {
 
 Reply post(const ServerProcess& server, const std::string& path, const std::string& body,
            const httplib::Headers& headers = {});
+// `body` posted with "stream": true: the "data: ..." events of the stream,
+// up to and without "[DONE]", which must end it.
+std::vector<nlohmann::json> stream(const ServerProcess& server, const std::string& path, nlohmann::json body);
+
 Reply get(const ServerProcess& server, const std::string& path, const httplib::Headers& headers = {});
 
 }  // namespace kiln::test

@@ -71,8 +71,14 @@ struct CompletionRunner::Generation {
   std::chrono::steady_clock::time_point first_token;
 };
 
-CompletionRunner::CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes)
+CompletionRunner::CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes,
+                                   const std::vector<std::string>& kept_tokens)
     : model_(model), batch_(model), per_pass_(std::min(size_t(n_slots), size_t(model.max_batch()))) {
+  const Tokenizer& tok = model.tokenizer();
+  for (int32_t id = 0; id < tok.n_vocab(); ++id)
+    if (tok.text(id).empty() && !tok.is_end_of_generation(id) &&
+        std::find(kept_tokens.begin(), kept_tokens.end(), tok.piece(id)) != kept_tokens.end())
+      kept_.push_back(id);
   if (cache_bytes > 0) store_.emplace(cache_bytes);
   for (int i = 0; i < n_slots; ++i) {
     slots_.push_back(std::make_unique<Slot>(model, i));
@@ -228,7 +234,9 @@ void CompletionRunner::advance(Slot& slot, const float* logits) {
   }
   ++g.result.completion_tokens;
   g.not_ingested = token;
-  const std::string piece = g.detok.push(token);
+  const std::string piece = std::binary_search(kept_.begin(), kept_.end(), token)
+                                ? g.detok.flush() + std::string(tok.piece(token))
+                                : g.detok.push(token);
   g.reply += piece;
   const std::string out = g.stop.push(piece);
   if (!out.empty()) slot.job->events.push(CompletionEvent{CompletionEvent::Kind::Text, out, {}, 200});
@@ -267,7 +275,7 @@ void CompletionRunner::finish(Slot& slot) {
 
 std::shared_ptr<const grammar::TokenTrie> CompletionRunner::vocabulary() {
   if (!vocabulary_)
-    vocabulary_ = std::make_shared<const grammar::TokenTrie>(grammar::TokenTrie::from_tokenizer(model_.tokenizer()));
+    vocabulary_ = std::make_shared<const grammar::TokenTrie>(grammar::TokenTrie::from_tokenizer(model_.tokenizer(), kept_));
   return vocabulary_;
 }
 

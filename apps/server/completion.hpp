@@ -108,8 +108,11 @@ class SlotWorker {
 class CompletionRunner final : public SlotWorker {
  public:
   // The forward passes run on `threads` threads; the prefix cache holds up
-  // to cache_bytes (0: no prefix cache).
-  CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes);
+  // to cache_bytes (0: no prefix cache). The control tokens whose pieces are
+  // in `kept_tokens` (a tool-call format's markers) are written into the
+  // reply's text, and grammars may ask for them.
+  CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes,
+                   const std::vector<std::string>& kept_tokens = {});
   ~CompletionRunner() override;
   int threads() const { return batch_.batch().threads(); }
 
@@ -154,6 +157,7 @@ class CompletionRunner final : public SlotWorker {
   std::vector<Slot*> part_slots_;
   std::vector<float> logits_;              // one row per part
   std::shared_ptr<const grammar::TokenTrie> vocabulary_;
+  std::vector<int32_t> kept_;  // control tokens written into the text, sorted
 };
 
 }  // namespace kiln

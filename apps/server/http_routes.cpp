@@ -3,11 +3,15 @@
 #include <httplib.h>
 
 #include <memory>
+#include <optional>
 
 #include "engine/model.hpp"
 #include "apps/server/openai_response.hpp"
 #include "apps/server/request_prompt.hpp"
 #include "apps/server/slot_scheduler.hpp"
+#include "apps/server/tool_call_grammar.hpp"
+#include "apps/server/tool_prompt.hpp"
+#include "apps/server/tool_reply.hpp"
 
 namespace kiln {
 
@@ -39,25 +43,50 @@ bool send_event(httplib::DataSink& sink, const std::string& data) {
   return sink.write(event.data(), event.size());
 }
 
+// A reply's tool calls, read when it ends; finish_reason "tool_calls" if
+// there are any and the reply was not cut ("length" stays).
+ParsedReply finish_tool_reply(std::optional<ToolReply>& tools, CompletionResult& result) {
+  if (!tools) return {};
+  ParsedReply reply = tools->finish();
+  if (!reply.calls.empty() && result.finish_reason == "stop") result.finish_reason = "tool_calls";
+  return reply;
+}
+
+// Reads the reply's tool calls when the request's tools are in play.
+std::optional<ToolReply> tool_reply(const Job& job, ToolCallFormat format) {
+  if (!uses_tools(job.request)) return std::nullopt;
+  return ToolReply(format, job.request.tools);
+}
+
 // Streams the job's events as server-sent events, ending with "data: [DONE]".
-void stream(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseIds& ids) {
+void stream(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseIds& ids, ToolCallFormat format) {
   const Endpoint endpoint = job->request.endpoint;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
-      [job, ids, endpoint](size_t, httplib::DataSink& sink) {
+      [job, ids, endpoint, format](size_t, httplib::DataSink& sink) {
         const auto gone = [&] {
           job->cancelled = true;
           return false;
         };
+        const auto send_text = [&](const std::string& text) {
+          return text.empty() || send_event(sink, json_text(completion_chunk(endpoint, ids, text, nullptr)));
+        };
         if (endpoint == Endpoint::ChatCompletions &&
             !send_event(sink, json_text(completion_chunk(endpoint, ids, "", nullptr, /*role_only=*/true))))
           return gone();
+        std::optional<ToolReply> tools = tool_reply(*job, format);
         for (;;) {
-          const CompletionEvent e = job->events.pop();
+          CompletionEvent e = job->events.pop();
           if (e.kind == CompletionEvent::Kind::Text) {
-            if (!send_event(sink, json_text(completion_chunk(endpoint, ids, e.text, nullptr)))) return gone();
+            if (!send_text(tools ? tools->push(e.text) : e.text)) return gone();
             continue;
+          }
+          if (e.kind == CompletionEvent::Kind::Done) {
+            const ParsedReply reply = finish_tool_reply(tools, e.result);
+            if (!send_text(reply.content)) return gone();
+            for (const json& chunk : tool_call_chunks(ids, reply.calls))
+              if (!send_event(sink, json_text(chunk))) return gone();
           }
           const std::string last = e.kind == CompletionEvent::Kind::Done
                                        ? json_text(completion_chunk(endpoint, ids, "", &e.result))
@@ -76,7 +105,8 @@ void complete(const ServerContext& ctx, const httplib::Request& req, httplib::Re
   auto job = std::make_shared<Job>();
   try {
     job->request = parse_completion_request(req.body, endpoint);
-    job->prompt = request_prompt(ctx.model, ctx.chat_template, job->request);
+    apply_tool_grammar(job->request, ctx.tool_format);
+    job->prompt = request_prompt(ctx.model, ctx.chat_template, ctx.tool_format, job->request);
   } catch (const RequestError& e) {
     return send_error(res, e.status, e.what(), e.param);
   }
@@ -85,13 +115,19 @@ void complete(const ServerContext& ctx, const httplib::Request& req, httplib::Re
   const CompletionEvent first = job->events.pop();
   if (first.kind == CompletionEvent::Kind::Error) return send_error(res, first.status, first.text);
   const ResponseIds ids = new_response_ids(endpoint, ctx.model_id);
-  if (job->request.stream) return stream(res, job, ids);
+  if (job->request.stream) return stream(res, job, ids, ctx.tool_format);
+  std::optional<ToolReply> tools = tool_reply(*job, ctx.tool_format);
   std::string text;
   for (;;) {
-    const CompletionEvent e = job->events.pop();
-    if (e.kind == CompletionEvent::Kind::Text) text += e.text;
-    else if (e.kind == CompletionEvent::Kind::Error) return send_error(res, e.status, e.text);
-    else return send_json(res, 200, completion_body(endpoint, ids, text, e.result));
+    CompletionEvent e = job->events.pop();
+    if (e.kind == CompletionEvent::Kind::Text) {
+      text += tools ? tools->push(e.text) : e.text;
+    } else if (e.kind == CompletionEvent::Kind::Error) {
+      return send_error(res, e.status, e.text);
+    } else {
+      const ParsedReply reply = finish_tool_reply(tools, e.result);
+      return send_json(res, 200, completion_body(endpoint, ids, text + reply.content, e.result, reply.calls));
+    }
   }
 }
 
@@ -113,6 +149,7 @@ json props(const ServerContext& ctx) {
           {"n_ctx", ctx.model.n_ctx()},
           {"total_slots", ctx.scheduler.counts().total},
           {"chat_template", ctx.template_name},
+          {"tool_call_format", tool_call_format_name(ctx.tool_format)},
           {"concurrency",
            "batched: every slot has a KV cache of its own, and each step computes the next token of every generating slot in one forward pass"}};
 }

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "apps/server/tool_call_format.hpp"
+
 namespace httplib {
 class Server;
 }
@@ -24,6 +26,7 @@ struct ServerContext {
   std::string model_id;       // "model" in responses and /v1/models
   std::string template_name;  // the chat template in use, for /props
   std::string api_key;        // --api-key; empty: no key asked for
+  ToolCallFormat tool_format;  // how the template's model writes tool calls
 };
 
 void add_routes(httplib::Server& server, const ServerContext& context);

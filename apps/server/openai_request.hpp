@@ -25,10 +25,29 @@ class RequestError : public std::runtime_error {
 
 enum class Endpoint { Completions, ChatCompletions };
 
+// A function call in an assistant message, or one the model made.
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // a JSON object's text
+};
+
 struct ChatMessage {
   std::string role;  // system, developer, user, assistant or tool
   std::string content;
+  std::vector<ToolCall> tool_calls;  // assistant: the calls it made
+  std::string tool_call_id;          // tool: the call it answers
+  std::string name;                  // tool: the function's name, if given
 };
+
+// A function the model may call: `tools[i].function`.
+struct Tool {
+  std::string name;
+  std::string parameters;  // its arguments' JSON schema, as JSON text
+  std::string json;        // the whole {"type": "function", "function": {...}} entry, for the template
+};
+
+enum class ToolChoice { Auto, None, Required, Named };
 
 struct CompletionRequest {
   Endpoint endpoint = Endpoint::Completions;
@@ -38,13 +57,19 @@ struct CompletionRequest {
   SamplerParams sampling;             // llama.cpp's defaults where the request says nothing
   std::vector<std::string> stop;      // the text ends before the first of these
   bool stream = false;
-  // What the output must follow (grammar, json_schema, response_format), or none.
+  // What the output must follow (grammar, json_schema, response_format, or
+  // a tool call that tool_choice forces), or none.
   std::shared_ptr<const grammar::Grammar> grammar;
+  std::vector<Tool> tools;                 // empty: none offered
+  ToolChoice tool_choice = ToolChoice::Auto;
+  std::string forced_function;             // ToolChoice::Named: the function's name
+  bool parallel_tool_calls = true;         // more than one call per reply
 };
 
 // Throws RequestError (400) for malformed JSON, a missing or mistyped field,
 // a value out of range, or a feature kiln does not serve (n > 1, logprobs,
-// echo, penalties other than 0). Fields it does not know are ignored, as
+// echo, penalties other than 0), and for tools that are not a list of
+// named functions or a tool_choice naming none of them. Fields it does not know are ignored, as
 // OpenAI clients send more than every server reads.
 CompletionRequest parse_completion_request(std::string_view body, Endpoint endpoint);
 

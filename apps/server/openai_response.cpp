@@ -51,11 +51,21 @@ ResponseIds new_response_ids(Endpoint endpoint, const std::string& model) {
   return ids;
 }
 
-json completion_body(Endpoint endpoint, const ResponseIds& ids, const std::string& text, const CompletionResult& result) {
+json completion_body(Endpoint endpoint, const ResponseIds& ids, const std::string& text, const CompletionResult& result,
+                     const std::vector<ToolCall>& calls) {
   json body = envelope(endpoint, ids, false);
   json choice = {{"index", 0}, {"finish_reason", result.finish_reason}, {"logprobs", nullptr}};
-  if (endpoint == Endpoint::ChatCompletions) choice["message"] = {{"role", "assistant"}, {"content", text}};
-  else choice["text"] = text;
+  if (endpoint == Endpoint::ChatCompletions) {
+    choice["message"] = {{"role", "assistant"}, {"content", text.empty() && !calls.empty() ? json(nullptr) : json(text)}};
+    if (!calls.empty()) {
+      json list = json::array();
+      for (const ToolCall& c : calls)
+        list.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+      choice["message"]["tool_calls"] = list;
+    }
+  } else {
+    choice["text"] = text;
+  }
   body["choices"] = json::array({choice});
   body["usage"] = usage(result);
   body["timings"] = timings(result);
@@ -79,6 +89,23 @@ json completion_chunk(Endpoint endpoint, const ResponseIds& ids, const std::stri
     body["timings"] = timings(*result);
   }
   return body;
+}
+
+std::vector<json> tool_call_chunks(const ResponseIds& ids, const std::vector<ToolCall>& calls) {
+  std::vector<json> chunks;
+  const auto chunk = [&](json call) {
+    json body = envelope(Endpoint::ChatCompletions, ids, true);
+    body["choices"] = json::array({{{"index", 0},
+                                    {"finish_reason", nullptr},
+                                    {"logprobs", nullptr},
+                                    {"delta", {{"tool_calls", json::array({std::move(call)})}}}}});
+    chunks.push_back(std::move(body));
+  };
+  for (size_t i = 0; i < calls.size(); ++i) {
+    chunk({{"index", i}, {"id", calls[i].id}, {"type", "function"}, {"function", {{"name", calls[i].name}, {"arguments", ""}}}});
+    chunk({{"index", i}, {"function", {{"arguments", calls[i].arguments}}}});
+  }
+  return chunks;
 }
 
 json error_body(int status, const std::string& message, const std::string& param) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "apps/server/completion.hpp"
 #include "apps/server/openai_request.hpp"
@@ -25,14 +26,20 @@ struct ResponseIds {
 
 ResponseIds new_response_ids(Endpoint endpoint, const std::string& model);
 
-// The whole answer of a request that did not stream.
+// The whole answer of a request that did not stream; a chat's message has
+// `tool_calls` when there are calls (and null content if it has none).
 nlohmann::json completion_body(Endpoint endpoint, const ResponseIds& ids, const std::string& text,
-                               const CompletionResult& result);
+                               const CompletionResult& result, const std::vector<ToolCall>& calls = {});
 // One chunk of a stream: a piece of text, or (with `result`) the last one,
 // with its finish_reason and usage. For chats, `role_only` is the first
 // chunk, which names the assistant role (as OpenAI sends it).
 nlohmann::json completion_chunk(Endpoint endpoint, const ResponseIds& ids, const std::string& text,
                                 const CompletionResult* result, bool role_only = false);
+
+// The chunks of a stream that carry a chat's tool calls, as OpenAI streams
+// them: for each call, its index, id, type and name with empty arguments,
+// then its arguments.
+std::vector<nlohmann::json> tool_call_chunks(const ResponseIds& ids, const std::vector<ToolCall>& calls);
 
 // {"error": {"message", "type", "param", "code"}}.
 nlohmann::json error_body(int status, const std::string& message, const std::string& param = "");

@@ -1,0 +1,147 @@
+#include "apps/server/tool_call_grammar.hpp"
+
+#include <set>
+
+#include "engine/error.hpp"
+#include "engine/grammar/json_schema.hpp"
+#include "engine/grammar/json_schema_parts.hpp"
+#include "apps/server/request_fields.hpp"
+#include "apps/server/tool_prompt.hpp"
+
+namespace kiln {
+
+namespace {
+
+using json = RequestJson;
+using grammar::schema::literal;
+
+// Keywords a string parameter of the XML format may have: its value is bare
+// text there (no '<'), so only its length, enum and const can be enforced.
+const std::set<std::string> kXmlStringKeywords = {"type",  "enum",        "const",    "minLength", "maxLength",
+                                                  "title", "description", "examples", "default"};
+
+class ToolGrammar {
+ public:
+  explicit ToolGrammar(ToolCallFormat format) : format_(format) {}
+
+  // The rule that writes a call of `tool` (the `index`th offered).
+  std::string call(const Tool& tool, size_t index) {
+    const std::string prefix = "tool" + std::to_string(index) + "-";
+    const std::string quoted_name = json(tool.name).dump();
+    if (format_ == ToolCallFormat::QwenXml)
+      return literal("<tool_call>\n<function=" + tool.name + ">\n") + " " + xml_parameters(tool, prefix) + " " +
+             literal("</function>\n</tool_call>");
+    const std::string args = schema_rule(tool.parameters, prefix);
+    switch (format_) {
+      case ToolCallFormat::Hermes:
+        return literal("<tool_call>\n{\"name\": " + quoted_name + ", \"arguments\": ") + " " + args + " " +
+               literal("}\n</tool_call>");
+      case ToolCallFormat::Llama31:
+        return literal("{\"name\": " + quoted_name + ", \"parameters\": ") + " " + args + " " + literal("}");
+      case ToolCallFormat::Mistral: return literal("[TOOL_CALLS]" + tool.name + "[ARGS]") + " " + args;
+      default: return literal("{\"name\": " + quoted_name + ", \"arguments\": ") + " " + args + " " + literal("}");
+    }
+  }
+
+  std::string text(const std::string& root) const { return "root ::= " + root + "\n" + rules_ + grammar::json_common_gbnf(); }
+
+  void add_rule(const std::string& name, const std::string& body) { rules_ += name + " ::= " + body + "\n"; }
+
+ private:
+  std::string schema_rule(const std::string& schema, const std::string& prefix) {
+    const grammar::SchemaRules r = grammar::json_schema_rules(schema, prefix);
+    rules_ += r.rules;
+    return r.start;
+  }
+
+  // <parameter=P>\nVALUE\n</parameter>\n for each property in the schema's
+  // order, the required ones always; strings bare, other values as JSON.
+  std::string xml_parameters(const Tool& tool, const std::string& prefix) {
+    const json schema = json::parse(tool.parameters);
+    const json* props = field(schema, "properties");
+    if (!props || !props->is_object() || props->empty()) return "\"\"";
+    std::set<std::string> required;
+    if (const json* req = field(schema, "required"); req && req->is_array())
+      for (const json& name : *req)
+        if (name.is_string()) required.insert(name.get<std::string>());
+    std::string out;
+    size_t n = 0;
+    for (const auto& [key, sub] : props->items()) {
+      const std::string value = xml_value(tool, key, sub, prefix + "p" + std::to_string(n++) + "-");
+      const std::string one = literal("<parameter=" + key + ">\n") + " " + value + " " + literal("\n</parameter>\n");
+      out += (out.empty() ? "" : " ") + (required.count(key) ? one : "(" + one + ")?");
+    }
+    return "(" + out + ")";
+  }
+
+  std::string xml_value(const Tool& tool, const std::string& key, const json& sub, const std::string& prefix) {
+    if (!sub.is_object() || sub.value("type", json()) != "string") return schema_rule(sub.dump(), prefix);
+    for (const auto& [k, v] : sub.items())
+      if (!kXmlStringKeywords.count(k))
+        throw Error("tools: " + tool.name + "." + key + ": '" + k +
+                    "' cannot be enforced on a string parameter of this template's XML tool calls");
+    std::vector<json> options;
+    if (const json* c = field(sub, "const")) options.push_back(*c);
+    if (const json* e = field(sub, "enum"); e && e->is_array()) options.assign(e->begin(), e->end());
+    if (options.empty()) {
+      const json* min = field(sub, "minLength");
+      const json* max = field(sub, "maxLength");
+      if ((min && !min->is_number_unsigned()) || (max && !max->is_number_unsigned()))
+        throw Error("tools: " + tool.name + "." + key + ": minLength and maxLength must be integers >= 0");
+      std::string chars = "[^<]{";
+      chars.append(min ? min->dump() : "0").append(",").append(max ? max->dump() : "").append("}");
+      add_rule(prefix + "text", chars);
+      return prefix + "text";
+    }
+    std::string alternatives;
+    for (const json& o : options)
+      if (o.is_string()) alternatives += (alternatives.empty() ? "" : " | ") + literal(o.get<std::string>());
+    if (alternatives.empty()) throw Error("tools: " + tool.name + "." + key + ": an enum with no string");
+    return "(" + alternatives + ")";
+  }
+
+  ToolCallFormat format_;
+  std::string rules_;
+};
+
+}  // namespace
+
+std::string tool_call_gbnf(const CompletionRequest& r, ToolCallFormat format) {
+  const bool forced = r.tool_choice == ToolChoice::Required || r.tool_choice == ToolChoice::Named;
+  if (!uses_tools(r) || (!forced && format != ToolCallFormat::Generic)) return "";
+  ToolGrammar g(format);
+  std::string calls;
+  for (size_t i = 0; i < r.tools.size(); ++i) {
+    if (r.tool_choice == ToolChoice::Named && r.tools[i].name != r.forced_function) continue;
+    calls += (calls.empty() ? "" : " | ") + g.call(r.tools[i], i);
+  }
+  g.add_rule("call", calls);
+  const bool several = r.parallel_tool_calls;
+  switch (format) {
+    case ToolCallFormat::Hermes:
+    case ToolCallFormat::QwenXml: return g.text(several ? "call (\"\\n\" call)*" : "call");
+    case ToolCallFormat::Mistral: return g.text(several ? "call+" : "call");
+    case ToolCallFormat::Llama31: return g.text("call");
+    case ToolCallFormat::Generic: break;
+  }
+  std::string root = literal("{\"tool_call\": ") + " call " + literal("}");
+  if (several) root += " | " + literal("{\"tool_calls\": [") + " call (" + literal(", ") + " call)* " + literal("]}");
+  if (!forced) root += " | " + literal("{\"response\": ") + " string " + literal("}");
+  return g.text(root);
+}
+
+void apply_tool_grammar(CompletionRequest& r, ToolCallFormat format) {
+  std::string text;
+  try {
+    text = tool_call_gbnf(r, format);
+    if (text.empty()) return;
+    if (r.grammar) reject("tools", "cannot be combined with grammar, json_schema or response_format here");
+    r.grammar = grammar::parse_gbnf(text);
+  } catch (const RequestError&) {
+    throw;
+  } catch (const Error& e) {  // a schema the grammar cannot enforce, named in the message
+    throw RequestError(400, e.what(), "tools");
+  }
+}
+
+}  // namespace kiln
