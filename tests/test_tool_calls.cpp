@@ -202,6 +202,11 @@ TEST_CASE("a forced call's grammar allows a call in the format, which the parser
   two_calls.append("\n").append(get_time);
   CHECK(in_language(tool_call_gbnf(request(ToolChoice::Required, true), ToolCallFormat::Hermes), two_calls));
   CHECK_FALSE(in_language(tool_call_gbnf(request(ToolChoice::Required), ToolCallFormat::Hermes), two_calls));
+  // With auto, a call the model starts follows the calls' grammar from its marker on.
+  CHECK(in_language(started_call_gbnf(request(ToolChoice::Auto), ToolCallFormat::Hermes), get_time));
+  CHECK(started_call_gbnf(request(ToolChoice::Required), ToolCallFormat::Hermes).empty());
+  CHECK(started_call_gbnf(request(ToolChoice::Auto), ToolCallFormat::Llama31).empty());
+  CHECK(started_call_gbnf(request(ToolChoice::Auto), ToolCallFormat::Generic).empty());
   // Auto leaves a reply free, except in the generic format, whose reply is JSON either way.
   CHECK(tool_call_gbnf(request(ToolChoice::Auto), ToolCallFormat::Hermes).empty());
   CHECK(in_language(tool_call_gbnf(request(ToolChoice::Auto), ToolCallFormat::Generic), R"({"response": "Hi"})"));

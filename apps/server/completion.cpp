@@ -68,6 +68,8 @@ struct CompletionRunner::Generation {
   int32_t not_ingested = -1;  // the last generated token, once sampled
   bool done = false;          // Done is sent; only not_ingested is left to ingest
   int widest_step = 1;        // the most sequences a step of this request's computed together (for the log)
+  size_t trigger_from = 0;    // where in `reply` the request's call_trigger may still begin
+  bool call_started = false;  // the reply wrote the call_trigger: the rest follows call_grammar
   std::chrono::steady_clock::time_point first_token;
 };
 
@@ -240,6 +242,7 @@ void CompletionRunner::advance(Slot& slot, const float* logits) {
   g.reply += piece;
   const std::string out = g.stop.push(piece);
   if (!out.empty()) slot.job->events.push(CompletionEvent{CompletionEvent::Kind::Text, out, {}, 200});
+  if (r.call_grammar && !g.call_started) constrain_started_call(g, r);
   if (g.sampler.finished()) g.result.finish_reason = "stop";  // the grammar allows nothing more
   const bool at_max = r.max_tokens >= 0 && g.result.completion_tokens >= r.max_tokens;
   if (g.stop.stopped() || g.sampler.finished() || slot.job->cancelled || at_max ||
@@ -271,6 +274,19 @@ void CompletionRunner::finish(Slot& slot) {
   // A last token that the context has no room for is never ingested.
   if (g.not_ingested >= 0 && slot.session.n_past() >= model_.n_ctx()) return release(slot);
   if (g.not_ingested < 0) release(slot);
+}
+
+void CompletionRunner::constrain_started_call(Generation& g, const CompletionRequest& r) {
+  const size_t at = g.reply.find(r.call_trigger, g.trigger_from);
+  if (at == std::string::npos) {
+    g.trigger_from = g.reply.size() - std::min(g.reply.size(), r.call_trigger.size() - 1);
+    return;
+  }
+  g.call_started = true;
+  auto call = std::make_unique<grammar::GrammarConstraint>(r.call_grammar, vocabulary());
+  // The marker and what followed it in the same token; a call that does not
+  // read as the grammar's from there is left as the model writes it.
+  if (call->accept_text(std::string_view(g.reply).substr(at))) g.sampler.constrain(std::move(call));
 }
 
 std::shared_ptr<const grammar::TokenTrie> CompletionRunner::vocabulary() {

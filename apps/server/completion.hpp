@@ -143,6 +143,9 @@ class CompletionRunner final : public SlotWorker {
   // Samples from the logits of the slot's last token and sends its text on; finishes the request when it ends.
   void advance(Slot& slot, const float* logits);
   void finish(Slot& slot);
+  // tool_choice auto: once the reply has written the request's call_trigger,
+  // constrains the rest of it to the request's call_grammar.
+  void constrain_started_call(Generation& g, const CompletionRequest& r);
   // After its answer (and the last token's ingestion, if any): the slot is idle.
   void release(Slot& slot);
   // The vocabulary as grammars see it, made at the first request with one.

@@ -64,6 +64,10 @@ struct CompletionRequest {
   ToolChoice tool_choice = ToolChoice::Auto;
   std::string forced_function;             // ToolChoice::Named: the function's name
   bool parallel_tool_calls = true;         // more than one call per reply
+  // tool_choice auto: once the reply writes `call_trigger` (the format's
+  // opening marker), the rest of it, from the marker on, follows `call_grammar`.
+  std::shared_ptr<const grammar::Grammar> call_grammar;
+  std::string call_trigger;
 };
 
 // Throws RequestError (400) for malformed JSON, a missing or mistyped field,

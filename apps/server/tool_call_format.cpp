@@ -22,6 +22,12 @@ const char* tool_call_format_name(ToolCallFormat format) {
   return "generic";
 }
 
+std::string_view tool_call_marker(ToolCallFormat format) {
+  if (format == ToolCallFormat::Hermes || format == ToolCallFormat::QwenXml) return "<tool_call>";
+  if (format == ToolCallFormat::Mistral) return "[TOOL_CALLS]";
+  return "";
+}
+
 std::vector<std::string> tool_call_tokens(ToolCallFormat format) {
   if (format == ToolCallFormat::Mistral) return {"[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"};
   if (format == ToolCallFormat::Llama31) return {"<|python_tag|>"};

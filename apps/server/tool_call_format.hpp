@@ -24,6 +24,10 @@ enum class ToolCallFormat {
 ToolCallFormat detect_tool_call_format(std::string_view template_source);
 const char* tool_call_format_name(ToolCallFormat format);
 
+// The text that opens a call ("<tool_call>", "[TOOL_CALLS]"); empty for
+// formats whose call is the whole reply (Llama 3.1, generic).
+std::string_view tool_call_marker(ToolCallFormat format);
+
 // Control tokens (whose text decoding drops) that a reply in this format
 // writes as part of a call: kept in the text, and allowed by grammars.
 std::vector<std::string> tool_call_tokens(ToolCallFormat format);

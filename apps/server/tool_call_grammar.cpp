@@ -104,11 +104,12 @@ class ToolGrammar {
   std::string rules_;
 };
 
-}  // namespace
+bool forced(const CompletionRequest& r) {
+  return r.tool_choice == ToolChoice::Required || r.tool_choice == ToolChoice::Named;
+}
 
-std::string tool_call_gbnf(const CompletionRequest& r, ToolCallFormat format) {
-  const bool forced = r.tool_choice == ToolChoice::Required || r.tool_choice == ToolChoice::Named;
-  if (!uses_tools(r) || (!forced && format != ToolCallFormat::Generic)) return "";
+// The calls' grammar (the generic format's JSON reply), whatever tool_choice is.
+std::string calls_gbnf(const CompletionRequest& r, ToolCallFormat format) {
   ToolGrammar g(format);
   std::string calls;
   for (size_t i = 0; i < r.tools.size(); ++i) {
@@ -126,17 +127,31 @@ std::string tool_call_gbnf(const CompletionRequest& r, ToolCallFormat format) {
   }
   std::string root = literal("{\"tool_call\": ") + " call " + literal("}");
   if (several) root += " | " + literal("{\"tool_calls\": [") + " call (" + literal(", ") + " call)* " + literal("]}");
-  if (!forced) root += " | " + literal("{\"response\": ") + " string " + literal("}");
+  if (!forced(r)) root += " | " + literal("{\"response\": ") + " string " + literal("}");
   return g.text(root);
 }
 
+}  // namespace
+
+std::string tool_call_gbnf(const CompletionRequest& r, ToolCallFormat format) {
+  if (!uses_tools(r) || (!forced(r) && format != ToolCallFormat::Generic)) return "";
+  return calls_gbnf(r, format);
+}
+
+std::string started_call_gbnf(const CompletionRequest& r, ToolCallFormat format) {
+  if (!uses_tools(r) || forced(r) || tool_call_marker(format).empty()) return "";
+  return calls_gbnf(r, format);
+}
+
 void apply_tool_grammar(CompletionRequest& r, ToolCallFormat format) {
-  std::string text;
   try {
-    text = tool_call_gbnf(r, format);
-    if (text.empty()) return;
-    if (r.grammar) reject("tools", "cannot be combined with grammar, json_schema or response_format here");
-    r.grammar = grammar::parse_gbnf(text);
+    if (const std::string forced_text = tool_call_gbnf(r, format); !forced_text.empty()) {
+      if (r.grammar) reject("tools", "cannot be combined with grammar, json_schema or response_format here");
+      r.grammar = grammar::parse_gbnf(forced_text);
+    } else if (const std::string started = started_call_gbnf(r, format); !started.empty() && !r.grammar) {
+      r.call_grammar = grammar::parse_gbnf(started);
+      r.call_trigger = tool_call_marker(format);
+    }
   } catch (const RequestError&) {
     throw;
   } catch (const Error& e) {  // a schema the grammar cannot enforce, named in the message

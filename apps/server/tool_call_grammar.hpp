@@ -17,9 +17,15 @@ namespace kiln {
 // reply free. Throws kiln::Error for a schema the grammar cannot enforce.
 std::string tool_call_gbnf(const CompletionRequest& r, ToolCallFormat format);
 
-// Sets r.grammar to tool_call_gbnf's grammar, if any. Throws RequestError
-// (400): a schema that cannot be enforced, or a request that also has its own
-// grammar, json_schema or response_format.
+// With tool_choice auto, in a format whose calls open with a marker
+// (tool_call_marker): the GBNF of the calls from the marker on, which a
+// call the model starts then follows; "" otherwise.
+std::string started_call_gbnf(const CompletionRequest& r, ToolCallFormat format);
+
+// Sets r.grammar to tool_call_gbnf's grammar, if any, else r.call_grammar
+// and r.call_trigger to started_call_gbnf's. Throws RequestError (400): a
+// schema that cannot be enforced, or a forced call in a request that also
+// has its own grammar, json_schema or response_format.
 void apply_tool_grammar(CompletionRequest& r, ToolCallFormat format);
 
 }  // namespace kiln

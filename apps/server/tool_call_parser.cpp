@@ -226,8 +226,8 @@ ParsedReply parse_tool_calls(ToolCallFormat format, std::string_view text, const
 size_t tool_call_start(ToolCallFormat format, std::string_view text) {
   switch (format) {
     case ToolCallFormat::Hermes:
-    case ToolCallFormat::QwenXml: return marker_start(text, kToolCall);
-    case ToolCallFormat::Mistral: return marker_start(text, kMistralCalls);
+    case ToolCallFormat::QwenXml:
+    case ToolCallFormat::Mistral: return marker_start(text, tool_call_marker(format));
     case ToolCallFormat::Llama31: {
       // The call is the whole reply: held back while it may still be one.
       const std::string_view t = trim(text);
