@@ -116,6 +116,22 @@ TEST_CASE("Mistral: [TOOL_CALLS]NAME[ARGS]{...}, with [CALL_ID], or a JSON list"
   REQUIRE(old.calls.size() == 1);
   CHECK(old.calls[0].name == "get_time");
   CHECK(parse(ToolCallFormat::Mistral, "[TOOL_CALLS]get_time[ARGS]{").calls.empty());
+  CHECK(parse(ToolCallFormat::Mistral, "[TOOL_CALLS]get_time[ARGS]{}[TOOL_CALLS]get_ti").calls.size() == 1);
+}
+
+TEST_CASE("gpt-oss harmony: a message to=functions.NAME is a call, the final channel the content") {
+  const ParsedReply r = parse(ToolCallFormat::Harmony,
+                              "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary "
+                              "to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Oslo\", \"days\": 1}");
+  CHECK(r.content.empty());
+  REQUIRE(r.calls.size() == 1);
+  CHECK(r.calls[0].name == "get_weather");
+  CHECK(r.calls[0].arguments == R"({"city":"Oslo","days":1})");
+  CHECK(parse(ToolCallFormat::Harmony, "to=functions.get_time<|channel|>commentary json<|message|>{}").calls.size() == 1);
+  const ParsedReply answer = parse(ToolCallFormat::Harmony, "<|channel|>analysis<|message|>Hmm.<|end|><|start|>assistant<|channel|>final<|message|>Noon.");
+  CHECK(answer.calls.empty());
+  CHECK(answer.content == "Noon.");
+  CHECK(detect_tool_call_format("<|start|>{{ role }}<|channel|>") == ToolCallFormat::Harmony);
 }
 
 TEST_CASE("generic: one JSON object, a call, calls or a response") {
@@ -167,6 +183,8 @@ TEST_CASE("a forced call's grammar allows a call in the format, which the parser
       {ToolCallFormat::Llama31, "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": 2}}"},
       {ToolCallFormat::Mistral, "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\", \"days\": 2}"},
       {ToolCallFormat::Generic, "{\"tool_call\": {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}}"},
+      {ToolCallFormat::Harmony,
+       "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\", \"days\": 2}"},
   };
   for (const Case& c : cases) {
     INFO(tool_call_format_name(c.format));
@@ -205,6 +223,8 @@ TEST_CASE("a forced call's grammar allows a call in the format, which the parser
   // With auto, a call the model starts follows the calls' grammar from its marker on.
   CHECK(in_language(started_call_gbnf(request(ToolChoice::Auto), ToolCallFormat::Hermes), get_time));
   CHECK(started_call_gbnf(request(ToolChoice::Required), ToolCallFormat::Hermes).empty());
+  CHECK(in_language(started_call_gbnf(request(ToolChoice::Auto), ToolCallFormat::Harmony),
+                    "to=functions.get_time<|channel|>commentary json<|message|>{}"));
   CHECK(started_call_gbnf(request(ToolChoice::Auto), ToolCallFormat::Llama31).empty());
   CHECK(started_call_gbnf(request(ToolChoice::Auto), ToolCallFormat::Generic).empty());
   // Auto leaves a reply free, except in the generic format, whose reply is JSON either way.

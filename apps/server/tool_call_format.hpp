@@ -10,7 +10,7 @@
 namespace kiln {
 
 enum class ToolCallFormat {
-  // No format of its own (ChatML, SmolLM3, gpt-oss and Gemma 4 for now): the
+  // No format of its own (ChatML, SmolLM3, and Gemma 4 for now): the
   // tools are described in the system prompt and the reply is one JSON
   // object, {"tool_call": {"name", "arguments"}}, {"tool_calls": [...]} or
   // {"response": "..."}.
@@ -19,12 +19,15 @@ enum class ToolCallFormat {
   QwenXml,   // Qwen3-Coder, Qwen3.5: <tool_call>\n<function=NAME>\n<parameter=P>\nvalue\n</parameter>\n</function>\n</tool_call>
   Llama31,   // Llama 3.1/3.2/3.3: {"name": ..., "parameters": {...}} as the whole reply
   Mistral,   // Mistral Small 3.2, Devstral: [TOOL_CALLS]NAME[ARGS]{...} (or [TOOL_CALLS][{"name", "arguments"}])
+  // gpt-oss's harmony: messages on channels, a call being one addressed to
+  // the function: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}
+  Harmony,
 };
 
 ToolCallFormat detect_tool_call_format(std::string_view template_source);
 const char* tool_call_format_name(ToolCallFormat format);
 
-// The text that opens a call ("<tool_call>", "[TOOL_CALLS]"); empty for
+// The text that opens a call ("<tool_call>", "[TOOL_CALLS]", "to=functions."); empty for
 // formats whose call is the whole reply (Llama 3.1, generic).
 std::string_view tool_call_marker(ToolCallFormat format);
 

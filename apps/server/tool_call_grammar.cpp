@@ -39,6 +39,7 @@ class ToolGrammar {
       case ToolCallFormat::Llama31:
         return literal("{\"name\": " + quoted_name + ", \"parameters\": ") + " " + args + " " + literal("}");
       case ToolCallFormat::Mistral: return literal("[TOOL_CALLS]" + tool.name + "[ARGS]") + " " + args;
+      case ToolCallFormat::Harmony: return literal("to=functions." + tool.name) + " harmony-header " + args;
       default: return literal("{\"name\": " + quoted_name + ", \"arguments\": ") + " " + args + " " + literal("}");
     }
   }
@@ -123,6 +124,11 @@ std::string calls_gbnf(const CompletionRequest& r, ToolCallFormat format) {
     case ToolCallFormat::QwenXml: return g.text(several ? "call (\"\\n\" call)*" : "call");
     case ToolCallFormat::Mistral: return g.text(several ? "call+" : "call");
     case ToolCallFormat::Llama31: return g.text("call");
+    case ToolCallFormat::Harmony:
+      // After the recipient, the channel and the content type in either of
+      // the orders gpt-oss writes them; one call per reply (it ends with <|call|>).
+      g.add_rule("harmony-header", R"((" "? "<|channel|>commentary")? (" json" | " "? "<|constrain|>json")? "<|message|>")");
+      return g.text(forced(r) ? literal("<|channel|>commentary ") + " call" : "call");
     case ToolCallFormat::Generic: break;
   }
   std::string root = literal("{\"tool_call\": ") + " call " + literal("}");

@@ -16,6 +16,10 @@ constexpr std::string_view kMistralCalls = "[TOOL_CALLS]";
 constexpr std::string_view kMistralArgs = "[ARGS]";
 constexpr std::string_view kMistralCallId = "[CALL_ID]";
 constexpr std::string_view kPythonTag = "<|python_tag|>";
+constexpr std::string_view kHarmonyMessage = "<|message|>";
+constexpr std::string_view kHarmonyStart = "<|start|>";
+constexpr std::string_view kHarmonyEnd = "<|end|>";
+constexpr std::string_view kHarmonyRecipient = "to=functions.";
 
 std::string_view trim(std::string_view s) {
   const size_t b = s.find_first_not_of(" \t\r\n");
@@ -177,14 +181,46 @@ ParsedReply mistral(std::string_view text) {
   for (size_t at = first; at != std::string_view::npos;) {
     const size_t name = at + kMistralCalls.size();
     const size_t args = text.find(kMistralArgs, name);
-    if (args == std::string_view::npos) return {std::string(text), {}};
-    const size_t next = text.find(kMistralCalls, args);
-    std::string_view head = text.substr(name, args - name);
+    const size_t next = args == std::string_view::npos ? args : text.find(kMistralCalls, args);
+    std::string_view head = text.substr(name, args == std::string_view::npos ? args : args - name);
     if (const size_t id = head.find(kMistralCallId); id != std::string_view::npos) head = head.substr(0, id);
-    std::optional<json> arguments = parse(text.substr(args + kMistralArgs.size(), next == std::string_view::npos ? next : next - args - kMistralArgs.size()));
+    std::optional<json> arguments =
+        args == std::string_view::npos
+            ? std::nullopt
+            : parse(text.substr(args + kMistralArgs.size(), next == std::string_view::npos ? next : next - args - kMistralArgs.size()));
+    // A reply cut (by max_tokens) inside a call after complete ones keeps those.
+    if ((!arguments || !arguments->is_object()) && next == std::string_view::npos && !out.calls.empty()) break;
     if (!arguments || !arguments->is_object()) return {std::string(text), {}};
     out.calls.push_back(ToolCall{"", std::string(trim(head)), arguments->dump()});
     at = next;
+  }
+  return out;
+}
+
+// gpt-oss: the reply's messages, each a header (channel, recipient) up to
+// <|message|> and a body up to the next <|start|>. A message addressed
+// to=functions.NAME is a call; the content is the final channel's text (the
+// analysis channel, the model's reasoning, is left out).
+ParsedReply harmony(std::string_view text) {
+  if (text.find(kHarmonyMessage) == std::string_view::npos) return {std::string(text), {}};
+  ParsedReply out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t header_end = text.find(kHarmonyMessage, at);
+    if (header_end == std::string_view::npos) break;
+    const std::string_view header = text.substr(at, header_end - at);
+    const size_t body = header_end + kHarmonyMessage.size();
+    const size_t next = text.find(kHarmonyStart, body);
+    std::string_view message = text.substr(body, next == std::string_view::npos ? next : next - body);
+    if (message.ends_with(kHarmonyEnd)) message.remove_suffix(kHarmonyEnd.size());
+    if (const size_t to = header.find(kHarmonyRecipient); to != std::string_view::npos) {
+      const std::string_view name = header.substr(to + kHarmonyRecipient.size());
+      std::optional<json> arguments = parse(message);
+      if (!arguments || !arguments->is_object()) return {std::string(text), {}};
+      out.calls.push_back(ToolCall{"", std::string(name.substr(0, name.find_first_of(" <"))), arguments->dump()});
+    } else if (header.find("final") != std::string_view::npos) {
+      out.content += message;
+    }
+    at = next == std::string_view::npos ? text.size() : next + kHarmonyStart.size();
   }
   return out;
 }
@@ -218,6 +254,7 @@ ParsedReply parse_tool_calls(ToolCallFormat format, std::string_view text, const
     case ToolCallFormat::QwenXml: return tagged(text, tools, true);
     case ToolCallFormat::Llama31: return llama31(text);
     case ToolCallFormat::Mistral: return mistral(text);
+    case ToolCallFormat::Harmony: return harmony(text);
     case ToolCallFormat::Generic: break;
   }
   return generic(text);
@@ -234,6 +271,7 @@ size_t tool_call_start(ToolCallFormat format, std::string_view text) {
       const bool may_be_call = t.empty() || t.starts_with('{') || t.starts_with(kPythonTag) || kPythonTag.starts_with(t);
       return may_be_call ? 0 : std::string_view::npos;
     }
+    case ToolCallFormat::Harmony:  // the content is the final channel's, known at the end
     case ToolCallFormat::Generic: break;
   }
   return 0;  // the whole reply is one JSON object
