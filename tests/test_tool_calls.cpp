@@ -134,6 +134,19 @@ TEST_CASE("gpt-oss harmony: a message to=functions.NAME is a call, the final cha
   CHECK(detect_tool_call_format("<|start|>{{ role }}<|channel|>") == ToolCallFormat::Harmony);
 }
 
+TEST_CASE("Gemma 4: <|tool_call>call:NAME{key:value}<tool_call|>, strings between <|\"|> marks") {
+  const ParsedReply r = parse(ToolCallFormat::Gemma4,
+                              "Sure.<|tool_call>call:get_weather{city:<|\"|>Paris, FR<|\"|>,days:2,opts:{deep:true,tags:[<|\"|>a<|\"|>,1.5]}}"
+                              "<tool_call|><|tool_call>call:get_time{}<tool_call|>");
+  CHECK(r.content == "Sure.");
+  REQUIRE(r.calls.size() == 2);
+  CHECK(r.calls[0].name == "get_weather");
+  CHECK(r.calls[0].arguments == R"({"city":"Paris, FR","days":2,"opts":{"deep":true,"tags":["a",1.5]}})");
+  CHECK(r.calls[1].arguments == "{}");
+  CHECK(parse(ToolCallFormat::Gemma4, "<|tool_call>call:get_time{zone:<|\"|>UT").calls.empty());
+  CHECK(detect_tool_call_format("{{- '<|tool_call>call:' + function['name'] + '{' -}}") == ToolCallFormat::Gemma4);
+}
+
 TEST_CASE("generic: one JSON object, a call, calls or a response") {
   const ParsedReply one = parse(ToolCallFormat::Generic, R"({"tool_call": {"name": "get_time", "arguments": {}}})");
   REQUIRE(one.calls.size() == 1);
@@ -183,6 +196,7 @@ TEST_CASE("a forced call's grammar allows a call in the format, which the parser
       {ToolCallFormat::Llama31, "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": 2}}"},
       {ToolCallFormat::Mistral, "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\", \"days\": 2}"},
       {ToolCallFormat::Generic, "{\"tool_call\": {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}}"},
+      {ToolCallFormat::Gemma4, "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:2,unit:<|\"|>celsius<|\"|>}<tool_call|>"},
       {ToolCallFormat::Harmony,
        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\", \"days\": 2}"},
   };
@@ -210,7 +224,13 @@ TEST_CASE("a forced call's grammar allows a call in the format, which the parser
   CHECK(in_language(tool_call_gbnf(short_city, ToolCallFormat::QwenXml), shorter));
   short_city.tools[0].parameters = R"({"type": "object", "properties": {"city": {"type": "string", "pattern": "^R"}}})";
   CHECK_THROWS_WITH(tool_call_gbnf(short_city, ToolCallFormat::QwenXml),
-                    "tools: get_weather.city: 'pattern' cannot be enforced on a string parameter of this template's XML tool calls");
+                    "tools: get_weather.city: 'pattern' cannot be enforced on a string parameter of this template's tool calls, "
+                    "which are not JSON");
+  // Gemma 4's optional members may be left out, its keys come sorted.
+  const std::string gemma = tool_call_gbnf(request(ToolChoice::Required), ToolCallFormat::Gemma4);
+  CHECK(in_language(gemma, "<|tool_call>call:get_weather{city:<|\"|>Oslo<|\"|>,days:7}<tool_call|>"));
+  CHECK_FALSE(in_language(gemma, "<|tool_call>call:get_weather{days:7,city:<|\"|>Oslo<|\"|>}<tool_call|>"));
+  CHECK_FALSE(in_language(gemma, "<|tool_call>call:get_weather{city:<|\"|>Oslo<|\"|>}<tool_call|>"));
   // A named function excludes the others; required takes any.
   const std::string get_time = "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>";
   CHECK(in_language(tool_call_gbnf(request(ToolChoice::Required), ToolCallFormat::Hermes), get_time));

@@ -10,7 +10,7 @@
 namespace kiln {
 
 enum class ToolCallFormat {
-  // No format of its own (ChatML, SmolLM3, and Gemma 4 for now): the
+  // No format of its own (ChatML, SmolLM3, Granite, ...): the
   // tools are described in the system prompt and the reply is one JSON
   // object, {"tool_call": {"name", "arguments"}}, {"tool_calls": [...]} or
   // {"response": "..."}.
@@ -22,12 +22,14 @@ enum class ToolCallFormat {
   // gpt-oss's harmony: messages on channels, a call being one addressed to
   // the function: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}
   Harmony,
+  // Gemma 4: <|tool_call>call:NAME{key:value,...}<tool_call|>, strings between <|"|> marks
+  Gemma4,
 };
 
 ToolCallFormat detect_tool_call_format(std::string_view template_source);
 const char* tool_call_format_name(ToolCallFormat format);
 
-// The text that opens a call ("<tool_call>", "[TOOL_CALLS]", "to=functions."); empty for
+// The text that opens a call ("<tool_call>", "[TOOL_CALLS]", "to=functions.", "<|tool_call>"); empty for
 // formats whose call is the whole reply (Llama 3.1, generic).
 std::string_view tool_call_marker(ToolCallFormat format);
 

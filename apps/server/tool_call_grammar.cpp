@@ -1,10 +1,12 @@
 #include "apps/server/tool_call_grammar.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "engine/error.hpp"
 #include "engine/grammar/json_schema.hpp"
 #include "engine/grammar/json_schema_parts.hpp"
+#include "apps/server/gemma_arguments.hpp"
 #include "apps/server/request_fields.hpp"
 #include "apps/server/tool_prompt.hpp"
 
@@ -15,10 +17,16 @@ namespace {
 using json = RequestJson;
 using grammar::schema::literal;
 
-// Keywords a string parameter of the XML format may have: its value is bare
-// text there (no '<'), so only its length, enum and const can be enforced.
-const std::set<std::string> kXmlStringKeywords = {"type",  "enum",        "const",    "minLength", "maxLength",
+// Keywords a string parameter may have where its value is bare text (no
+// '<'; the XML and Gemma 4 formats): only its length, enum and const can be
+// enforced there.
+const std::set<std::string> kBareStringKeywords = {"type",  "enum",        "const",    "minLength", "maxLength",
                                                   "title", "description", "examples", "default"};
+
+std::string lowercase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
 
 class ToolGrammar {
  public:
@@ -31,6 +39,9 @@ class ToolGrammar {
     if (format_ == ToolCallFormat::QwenXml)
       return literal("<tool_call>\n<function=" + tool.name + ">\n") + " " + xml_parameters(tool, prefix) + " " +
              literal("</function>\n</tool_call>");
+    if (format_ == ToolCallFormat::Gemma4)
+      return literal("<|tool_call>call:" + tool.name + "{") + " " + gemma_members(tool, prefix) + " " +
+             literal("}<tool_call|>");
     const std::string args = schema_rule(tool.parameters, prefix);
     switch (format_) {
       case ToolCallFormat::Hermes:
@@ -55,32 +66,75 @@ class ToolGrammar {
     return r.start;
   }
 
-  // <parameter=P>\nVALUE\n</parameter>\n for each property in the schema's
-  // order, the required ones always; strings bare, other values as JSON.
-  std::string xml_parameters(const Tool& tool, const std::string& prefix) {
+  // The schema's properties (none if it has no object of them) and the names it requires.
+  static std::pair<json, std::set<std::string>> properties(const Tool& tool) {
     const json schema = json::parse(tool.parameters);
     const json* props = field(schema, "properties");
-    if (!props || !props->is_object() || props->empty()) return "\"\"";
     std::set<std::string> required;
     if (const json* req = field(schema, "required"); req && req->is_array())
       for (const json& name : *req)
         if (name.is_string()) required.insert(name.get<std::string>());
+    return {props && props->is_object() ? *props : json::object(), required};
+  }
+
+  static bool string_typed(const json& sub) { return sub.is_object() && sub.value("type", json()) == "string"; }
+
+  // <parameter=P>\nVALUE\n</parameter>\n for each property in the schema's
+  // order, the required ones always; strings bare, other values as JSON.
+  std::string xml_parameters(const Tool& tool, const std::string& prefix) {
+    const auto [props, required] = properties(tool);
+    if (props.empty()) return "\"\"";
     std::string out;
     size_t n = 0;
-    for (const auto& [key, sub] : props->items()) {
-      const std::string value = xml_value(tool, key, sub, prefix + "p" + std::to_string(n++) + "-");
+    for (const auto& [key, sub] : props.items()) {
+      const std::string p = prefix + "p" + std::to_string(n++) + "-";
+      const std::string value = string_typed(sub) ? bare_string(tool, key, sub, p) : schema_rule(sub.dump(), p);
       const std::string one = literal("<parameter=" + key + ">\n") + " " + value + " " + literal("\n</parameter>\n");
       out += (out.empty() ? "" : " ") + (required.count(key) ? one : "(" + one + ")?");
     }
     return "(" + out + ")";
   }
 
-  std::string xml_value(const Tool& tool, const std::string& key, const json& sub, const std::string& prefix) {
-    if (!sub.is_object() || sub.value("type", json()) != "string") return schema_rule(sub.dump(), prefix);
+  // Gemma 4's key:value members, keys sorted as its template's dictsort
+  // sorts them, comma-separated; strings between <|"|> marks, numbers and
+  // booleans as JSON writes them (the only other values it spells alike).
+  std::string gemma_members(const Tool& tool, const std::string& prefix) {
+    const auto [props, required] = properties(tool);
+    std::vector<std::pair<std::string, json>> members;
+    for (const auto& [key, sub] : props.items()) members.emplace_back(key, sub);
+    std::stable_sort(members.begin(), members.end(), [](const auto& a, const auto& b) {
+      return lowercase(a.first) < lowercase(b.first);
+    });
+    // first-i: members i.. with none before them; rest-i: the same after one (each then after a comma).
+    const auto name = [&](const char* kind, size_t i) { return prefix + kind + "-" + std::to_string(i); };
+    add_rule(name("first", members.size()), "\"\"");
+    add_rule(name("rest", members.size()), "\"\"");
+    for (size_t i = members.size(); i-- > 0;) {
+      const auto& [key, sub] = members[i];
+      const std::string p = prefix + "p" + std::to_string(i) + "-";
+      std::string value;
+      if (string_typed(sub)) value = literal(kGemmaQuote) + " " + bare_string(tool, key, sub, p) + " " + literal(kGemmaQuote);
+      else if (sub.is_object() && sub.contains("type") && (sub["type"] == "integer" || sub["type"] == "number" || sub["type"] == "boolean"))
+        value = schema_rule(sub.dump(), p);
+      else
+        throw Error("tools: " + tool.name + "." + key +
+                    ": Gemma 4's tool calls are constrained only for string, number, integer and boolean parameters");
+      const std::string item = literal(key + ":") + " " + value;
+      const bool needed = required.count(key) > 0;
+      const std::string rest = literal(",") + " " + item + " " + name("rest", i + 1);
+      add_rule(name("rest", i), needed ? rest : "(" + rest + ") | " + name("rest", i + 1));
+      const std::string first = item + " " + name("rest", i + 1);
+      add_rule(name("first", i), needed ? first : "(" + first + ") | " + name("first", i + 1));
+    }
+    return name("first", 0);
+  }
+
+  // A string parameter written bare: its length, or its enum or const.
+  std::string bare_string(const Tool& tool, const std::string& key, const json& sub, const std::string& prefix) {
     for (const auto& [k, v] : sub.items())
-      if (!kXmlStringKeywords.count(k))
+      if (!kBareStringKeywords.count(k))
         throw Error("tools: " + tool.name + "." + key + ": '" + k +
-                    "' cannot be enforced on a string parameter of this template's XML tool calls");
+                    "' cannot be enforced on a string parameter of this template's tool calls, which are not JSON");
     std::vector<json> options;
     if (const json* c = field(sub, "const")) options.push_back(*c);
     if (const json* e = field(sub, "enum"); e && e->is_array()) options.assign(e->begin(), e->end());
@@ -122,7 +176,8 @@ std::string calls_gbnf(const CompletionRequest& r, ToolCallFormat format) {
   switch (format) {
     case ToolCallFormat::Hermes:
     case ToolCallFormat::QwenXml: return g.text(several ? "call (\"\\n\" call)*" : "call");
-    case ToolCallFormat::Mistral: return g.text(several ? "call+" : "call");
+    case ToolCallFormat::Mistral:
+    case ToolCallFormat::Gemma4: return g.text(several ? "call+" : "call");
     case ToolCallFormat::Llama31: return g.text("call");
     case ToolCallFormat::Harmony:
       // After the recipient, the channel and the content type in either of

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "apps/server/gemma_arguments.hpp"
 #include "apps/server/request_fields.hpp"
 
 namespace kiln {
@@ -225,6 +226,33 @@ ParsedReply harmony(std::string_view text) {
   return out;
 }
 
+// Gemma 4: <|tool_call>call:NAME{key:value,...}<tool_call|>, one after another.
+ParsedReply gemma(std::string_view text) {
+  constexpr std::string_view open = "<|tool_call>call:", close = "<tool_call|>";
+  const size_t first = text.find(open);
+  if (first == std::string_view::npos) return {std::string(text), {}};
+  ParsedReply out{content_before(text, first), {}};
+  for (size_t at = first; at < text.size();) {
+    if (!text.substr(at).starts_with(open)) {
+      if (!trim(text.substr(at)).empty()) return {std::string(text), {}};
+      break;
+    }
+    at += open.size();
+    const size_t brace = text.find('{', at);
+    const std::string name(text.substr(at, brace == std::string_view::npos ? brace : brace - at));
+    at = brace;
+    std::optional<json> arguments = brace == std::string_view::npos ? std::nullopt : read_gemma_value(text, at);
+    if (!arguments || !arguments->is_object()) {
+      // A reply cut (by max_tokens) inside a call after complete ones keeps those.
+      if (!out.calls.empty() && text.find(open, brace == std::string_view::npos ? text.size() : brace) == std::string_view::npos) break;
+      return {std::string(text), {}};
+    }
+    out.calls.push_back(ToolCall{"", name, arguments->dump()});
+    if (text.substr(at).starts_with(close)) at += close.size();
+  }
+  return out;
+}
+
 ParsedReply generic(std::string_view text) {
   std::optional<json> v = parse(trim(text));
   if (!v || !v->is_object()) return {std::string(text), {}};
@@ -255,6 +283,7 @@ ParsedReply parse_tool_calls(ToolCallFormat format, std::string_view text, const
     case ToolCallFormat::Llama31: return llama31(text);
     case ToolCallFormat::Mistral: return mistral(text);
     case ToolCallFormat::Harmony: return harmony(text);
+    case ToolCallFormat::Gemma4: return gemma(text);
     case ToolCallFormat::Generic: break;
   }
   return generic(text);
@@ -264,7 +293,8 @@ size_t tool_call_start(ToolCallFormat format, std::string_view text) {
   switch (format) {
     case ToolCallFormat::Hermes:
     case ToolCallFormat::QwenXml:
-    case ToolCallFormat::Mistral: return marker_start(text, tool_call_marker(format));
+    case ToolCallFormat::Mistral:
+    case ToolCallFormat::Gemma4: return marker_start(text, tool_call_marker(format));
     case ToolCallFormat::Llama31: {
       // The call is the whole reply: held back while it may still be one.
       const std::string_view t = trim(text);
