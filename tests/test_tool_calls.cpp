@@ -41,6 +41,22 @@ CompletionRequest request(ToolChoice choice, bool parallel = false) {
   return r;
 }
 
+// Call i of r names `name` with these arguments (a JSON object's text).
+void check_call(const ParsedReply& r, size_t i, const std::string& name, const std::string& arguments) {
+  REQUIRE(r.calls.size() > i);
+  CHECK(r.calls[i].name == name);
+  CHECK(r.calls[i].arguments == arguments);
+}
+
+// `text` in format f reads as `content` and these calls: {name, arguments} each.
+void check_reply(ToolCallFormat f, const std::string& text, const std::string& content,
+                 const std::vector<std::pair<std::string, std::string>>& calls) {
+  const ParsedReply r = parse(f, text);
+  CHECK(r.content == content);
+  CHECK(r.calls.size() == calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) check_call(r, i, calls[i].first, calls[i].second);
+}
+
 bool in_language(const std::string& gbnf, const std::string& text) {
   grammar::Matcher m(grammar::parse_gbnf(gbnf));
   return m.accept(text) && m.can_end();
@@ -59,15 +75,10 @@ TEST_CASE("the format is told from the template's markers") {
 }
 
 TEST_CASE("Hermes / Qwen: <tool_call> JSON </tool_call>") {
-  const ParsedReply r = parse(ToolCallFormat::Hermes,
-                              "Let me look.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}\n"
-                              "</tool_call>\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": \"{}\"}\n</tool_call>");
-  CHECK(r.content == "Let me look.");
-  REQUIRE(r.calls.size() == 2);
-  CHECK(r.calls[0].name == "get_weather");
-  CHECK(r.calls[0].arguments == R"({"city":"Paris","days":2})");
-  CHECK(r.calls[1].name == "get_time");
-  CHECK(r.calls[1].arguments == "{}");
+  check_reply(ToolCallFormat::Hermes,
+              "Let me look.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}\n"
+              "</tool_call>\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": \"{}\"}\n</tool_call>",
+              "Let me look.", {{"get_weather", R"({"city":"Paris","days":2})"}, {"get_time", "{}"}});
   // A reply that ended before the closing tag still has its call.
   CHECK(parse(ToolCallFormat::Hermes, "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}").calls.size() == 1);
   // A reply cut inside a call after complete ones (max_tokens) keeps those.
@@ -97,52 +108,37 @@ TEST_CASE("Qwen3-Coder / Qwen3.5: <function=NAME><parameter=P> XML") {
 }
 
 TEST_CASE("Llama 3.1: the reply is {\"name\": ..., \"parameters\": ...}") {
-  const ParsedReply r = parse(ToolCallFormat::Llama31, R"({"name": "get_weather", "parameters": {"city": "Oslo", "days": 1}})");
-  REQUIRE(r.calls.size() == 1);
-  CHECK(r.calls[0].arguments == R"({"city":"Oslo","days":1})");
+  check_reply(ToolCallFormat::Llama31, R"({"name": "get_weather", "parameters": {"city": "Oslo", "days": 1}})", "",
+              {{"get_weather", R"({"city":"Oslo","days":1})"}});
   CHECK(parse(ToolCallFormat::Llama31, R"(<|python_tag|>{"name": "get_time", "parameters": {}})").calls.size() == 1);
   CHECK(parse(ToolCallFormat::Llama31, "The weather is {fine}.").content == "The weather is {fine}.");
 }
 
 TEST_CASE("Mistral: [TOOL_CALLS]NAME[ARGS]{...}, with [CALL_ID], or a JSON list") {
-  const ParsedReply r = parse(ToolCallFormat::Mistral,
-                              R"(Checking.[TOOL_CALLS]get_weather[ARGS]{"city": "Rome", "days": 5}[TOOL_CALLS]get_time[CALL_ID]abc123XYZ[ARGS]{})");
-  CHECK(r.content == "Checking.");
-  REQUIRE(r.calls.size() == 2);
-  CHECK(r.calls[0].name == "get_weather");
-  CHECK(r.calls[0].arguments == R"({"city":"Rome","days":5})");
-  CHECK(r.calls[1].name == "get_time");
-  const ParsedReply old = parse(ToolCallFormat::Mistral, R"([TOOL_CALLS][{"name": "get_time", "arguments": {}}])");
-  REQUIRE(old.calls.size() == 1);
-  CHECK(old.calls[0].name == "get_time");
+  check_reply(ToolCallFormat::Mistral,
+              R"(Checking.[TOOL_CALLS]get_weather[ARGS]{"city": "Rome", "days": 5}[TOOL_CALLS]get_time[CALL_ID]abc123XYZ[ARGS]{})",
+              "Checking.", {{"get_weather", R"({"city":"Rome","days":5})"}, {"get_time", "{}"}});
+  check_reply(ToolCallFormat::Mistral, R"([TOOL_CALLS][{"name": "get_time", "arguments": {}}])", "", {{"get_time", "{}"}});
   CHECK(parse(ToolCallFormat::Mistral, "[TOOL_CALLS]get_time[ARGS]{").calls.empty());
   CHECK(parse(ToolCallFormat::Mistral, "[TOOL_CALLS]get_time[ARGS]{}[TOOL_CALLS]get_ti").calls.size() == 1);
 }
 
 TEST_CASE("gpt-oss harmony: a message to=functions.NAME is a call, the final channel the content") {
-  const ParsedReply r = parse(ToolCallFormat::Harmony,
-                              "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary "
-                              "to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Oslo\", \"days\": 1}");
-  CHECK(r.content.empty());
-  REQUIRE(r.calls.size() == 1);
-  CHECK(r.calls[0].name == "get_weather");
-  CHECK(r.calls[0].arguments == R"({"city":"Oslo","days":1})");
-  CHECK(parse(ToolCallFormat::Harmony, "to=functions.get_time<|channel|>commentary json<|message|>{}").calls.size() == 1);
-  const ParsedReply answer = parse(ToolCallFormat::Harmony, "<|channel|>analysis<|message|>Hmm.<|end|><|start|>assistant<|channel|>final<|message|>Noon.");
-  CHECK(answer.calls.empty());
-  CHECK(answer.content == "Noon.");
+  check_reply(ToolCallFormat::Harmony,
+              "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary "
+              "to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Oslo\", \"days\": 1}",
+              "", {{"get_weather", R"({"city":"Oslo","days":1})"}});
+  check_reply(ToolCallFormat::Harmony, "to=functions.get_time<|channel|>commentary json<|message|>{}", "", {{"get_time", "{}"}});
+  check_reply(ToolCallFormat::Harmony, "<|channel|>analysis<|message|>Hmm.<|end|><|start|>assistant<|channel|>final<|message|>Noon.",
+              "Noon.", {});
   CHECK(detect_tool_call_format("<|start|>{{ role }}<|channel|>") == ToolCallFormat::Harmony);
 }
 
 TEST_CASE("Gemma 4: <|tool_call>call:NAME{key:value}<tool_call|>, strings between <|\"|> marks") {
-  const ParsedReply r = parse(ToolCallFormat::Gemma4,
-                              "Sure.<|tool_call>call:get_weather{city:<|\"|>Paris, FR<|\"|>,days:2,opts:{deep:true,tags:[<|\"|>a<|\"|>,1.5]}}"
-                              "<tool_call|><|tool_call>call:get_time{}<tool_call|>");
-  CHECK(r.content == "Sure.");
-  REQUIRE(r.calls.size() == 2);
-  CHECK(r.calls[0].name == "get_weather");
-  CHECK(r.calls[0].arguments == R"({"city":"Paris, FR","days":2,"opts":{"deep":true,"tags":["a",1.5]}})");
-  CHECK(r.calls[1].arguments == "{}");
+  check_reply(ToolCallFormat::Gemma4,
+              "Sure.<|tool_call>call:get_weather{city:<|\"|>Paris, FR<|\"|>,days:2,opts:{deep:true,tags:[<|\"|>a<|\"|>,1.5]}}"
+              "<tool_call|><|tool_call>call:get_time{}<tool_call|>",
+              "Sure.", {{"get_weather", R"({"city":"Paris, FR","days":2,"opts":{"deep":true,"tags":["a",1.5]}})"}, {"get_time", "{}"}});
   CHECK(parse(ToolCallFormat::Gemma4, "<|tool_call>call:get_time{zone:<|\"|>UT").calls.empty());
   CHECK(detect_tool_call_format("{{- '<|tool_call>call:' + function['name'] + '{' -}}") == ToolCallFormat::Gemma4);
 }
