@@ -26,9 +26,9 @@ RequestPrompt request_prompt(const Model& model, const chat::ChatTemplate& chat_
   std::optional<std::vector<int32_t>> tokens;
   // Tokenizing gives up as soon as the prompt is known not to fit.
   if (r.endpoint == Endpoint::ChatCompletions) {
-    chat::ChatInputs inputs = chat::reply_inputs(tok, template_messages(r, format), local_now());
-    inputs.extra = template_variables(r, format);
     try {
+      chat::ChatInputs inputs = chat::reply_inputs(tok, template_messages(r, format), local_now());
+      inputs.extra = template_variables(r, format);
       p.rendered = chat_template.render(inputs);
     } catch (const Error& e) {  // the template refused the conversation (raise_exception) or could not render it
       throw RequestError(400, std::string("the chat template cannot render these messages: ") + e.what(), "messages");
