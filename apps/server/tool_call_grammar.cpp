@@ -8,6 +8,7 @@
 #include "engine/grammar/json_schema_parts.hpp"
 #include "apps/server/gemma_arguments.hpp"
 #include "apps/server/request_fields.hpp"
+#include "apps/server/string_schema.hpp"
 #include "apps/server/tool_prompt.hpp"
 
 namespace kiln {
@@ -77,8 +78,6 @@ class ToolGrammar {
     return {props && props->is_object() ? *props : json::object(), required};
   }
 
-  static bool string_typed(const json& sub) { return sub.is_object() && sub.value("type", json()) == "string"; }
-
   // <parameter=P>\nVALUE\n</parameter>\n for each property in the schema's
   // order, the required ones always; strings bare, other values as JSON.
   std::string xml_parameters(const Tool& tool, const std::string& prefix) {
@@ -88,7 +87,7 @@ class ToolGrammar {
     size_t n = 0;
     for (const auto& [key, sub] : props.items()) {
       const std::string p = prefix + "p" + std::to_string(n++) + "-";
-      const std::string value = string_typed(sub) ? bare_string(tool, key, sub, p) : schema_rule(sub.dump(), p);
+      const std::string value = is_string_schema(sub) ? bare_string(tool, key, sub, p) : schema_rule(sub.dump(), p);
       const std::string one = literal("<parameter=" + key + ">\n") + " " + value + " " + literal("\n</parameter>\n");
       out += (out.empty() ? "" : " ") + (required.count(key) ? one : "(" + one + ")?");
     }
@@ -113,7 +112,7 @@ class ToolGrammar {
       const auto& [key, sub] = members[i];
       const std::string p = prefix + "p" + std::to_string(i) + "-";
       std::string value;
-      if (string_typed(sub)) value = literal(kGemmaQuote) + " " + bare_string(tool, key, sub, p) + " " + literal(kGemmaQuote);
+      if (is_string_schema(sub)) value = literal(kGemmaQuote) + " " + bare_string(tool, key, sub, p) + " " + literal(kGemmaQuote);
       else if (sub.is_object() && sub.contains("type") && (sub["type"] == "integer" || sub["type"] == "number" || sub["type"] == "boolean"))
         value = schema_rule(sub.dump(), p);
       else

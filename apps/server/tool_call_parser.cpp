@@ -4,6 +4,7 @@
 
 #include "apps/server/gemma_arguments.hpp"
 #include "apps/server/request_fields.hpp"
+#include "apps/server/string_schema.hpp"
 
 namespace kiln {
 
@@ -97,8 +98,7 @@ bool string_parameter(const std::vector<Tool>& tools, const std::string& functio
     const json schema = json::parse(t.parameters);
     const auto props = schema.find("properties");
     if (props == schema.end() || !props->is_object() || !props->contains(param)) return false;
-    const json& p = (*props)[param];
-    return p.is_object() && p.value("type", json()) == "string";
+    return is_string_schema((*props)[param]);
   }
   return false;
 }
