@@ -1,6 +1,7 @@
 #include "apps/server/tool_call_grammar.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "engine/error.hpp"
