@@ -85,8 +85,7 @@ for level in x86-64 x86-64-v3 x86-64-v4 cascadelake; do
   regex=$kernel_regex
   what="kernel suites"
   if [ "$level" = x86-64 ]; then
-    # The server has no instruction-set code; it is compiled once more, here.
-    targets=("${suites[@]}" kiln_server)
+    targets=("${suites[@]}")
     regex=$suites_regex
     what="kernel and mixed-model end-to-end suites"
   fi

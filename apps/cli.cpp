@@ -90,7 +90,7 @@ int run(int argc, char** argv, const ModelEntry& entry) {
     if (id >= model->n_vocab())
       throw Error("--prompt-ids: token id " + std::to_string(id) + " is outside the vocabulary (0.." +
                   std::to_string(model->n_vocab() - 1) + ")");
-  if (!opt.logits_out.empty()) write_prompt_logits(session.sequence(), prompt, opt.logits_out);
+  if (!opt.logits_out.empty()) write_prompt_logits(session, prompt, opt.logits_out);
   std::optional<PromptCache> prompt_cache;
   double cache_load_ms = 0;
   if (!opt.prompt_cache.empty()) {

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/model.hpp"
+#include "engine/session/session.hpp"
 
 namespace kiln {
 
-// Runs `prompt` from position 0 (overwriting the sequence's KV cache) and writes
-// one line per position: all n_vocab logits, space-separated, printed with
+// Makes `prompt` the session's context, computed from position 0
+// (Session::ingest_every_position), and writes one line per position: all n_vocab logits, space-separated, printed with
 // %.9g (exact for float32). The file is written atomically.
-void write_prompt_logits(Sequence& seq, const std::vector<int32_t>& prompt, const std::string& path);
+void write_prompt_logits(Session& session, const std::vector<int32_t>& prompt, const std::string& path);
 
 }  // namespace kiln

@@ -23,8 +23,8 @@ if(KILN_ARCH STREQUAL "native" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
 endif()
 target_compile_options(kiln_arch INTERFACE "$<INSTALL_INTERFACE:${kiln_installed_arch_flags}>")
 
-install(TARGETS kiln_arch kiln_kernels kiln_engine kiln_chat kiln_grammar kiln_models kiln_capi kiln_cli kiln_machine_probe
-        kiln_bench kiln_perplexity kiln-codegen kiln-synth kiln-chat-template
+install(TARGETS kiln_arch kiln_kernels kiln_files kiln_gguf kiln_engine kiln_chat kiln_grammar kiln_models kiln_capi
+        kiln_cli kiln_machine_probe kiln_bench kiln_perplexity kiln-codegen kiln-synth kiln-chat-template
         EXPORT kilnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

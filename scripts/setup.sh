@@ -3,7 +3,10 @@
 # apt-get line to run and stops (as any other user).
 set -euo pipefail
 
-# Arguments name more packages to install (.ci/fuzz.sh asks for clang).
+# Arguments name more packages to install (.ci/fuzz.sh asks for clang; .ci/run
+# for nginx, whose test of deploy/nginx is skipped where there is none: not
+# installed for everyone, as Debian's package starts a system nginx on port
+# 80 where systemd runs).
 # xxHash hashes files, nlohmann-json reads JSON; cpp-httplib and pkgconf build
 # <name>-server.
 packages=(g++ cmake make libxsimd-dev doctest-dev python3 libxxhash-dev nlohmann-json3-dev libcpp-httplib-dev pkgconf

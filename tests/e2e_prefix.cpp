@@ -219,9 +219,10 @@ TEST_CASE("a state file round trip gives the same logits; a bad file is refused 
   CHECK(same_bits(want, session.ingest_prompt(a_more)));
 
   session.ingest_prompt(b);
-  for (const auto& [file, message] : {std::pair{"foreign.state", "made by another model"},
-                                      std::pair{"corrupt.state", "checksum mismatch"},
-                                      std::pair{"missing.state", "cannot open"}}) {
+  for (const auto& [file_name, message] : {std::pair{"foreign.state", "made by another model"},
+                                           std::pair{"corrupt.state", "checksum mismatch"},
+                                           std::pair{"missing.state", "cannot open"}}) {
+    const char* file = file_name;  // CAPTURE's lambda cannot capture a structured binding in Clang 14
     CAPTURE(file);
     CHECK_THROWS_WITH_AS(session.load_state(tmp.file(file)),
                          doctest::Contains((tmp.file(file) + ": " + message).c_str()), kiln::Error);

@@ -23,6 +23,7 @@ using kiln::test::get;
 using kiln::test::post;
 using kiln::test::Reply;
 using kiln::test::run_process;
+using kiln::test::stream_events;
 
 namespace {
 
@@ -31,8 +32,6 @@ const std::string kPrompt = "Once upon a time";
 struct Server : kiln::test::ServerProcess {
   explicit Server(std::vector<std::string> args) : ServerProcess(SERVER_BIN, std::move(args)) {}
 };
-
-using kiln::test::stream;
 
 std::string streamed_text(const std::vector<json>& events, bool chat) {
   std::string text;
@@ -94,7 +93,7 @@ TEST_CASE("greedy completions: the program's text, streamed or not, with usage a
   CHECK(r.body["usage"]["completion_tokens"] == 40);
   CHECK(r.body["usage"]["total_tokens"] == prompt_tokens(kPrompt) + 40);
 
-  const std::vector<json> events = stream(server, "/v1/completions", completion(40));
+  const std::vector<json> events = stream_events(server, "/v1/completions", completion(40));
   CHECK(events.size() > 2);
   CHECK(streamed_text(events, false) == expected);
   for (size_t i = 0; i + 1 < events.size(); ++i) CHECK(events[i]["choices"][0]["finish_reason"].is_null());
@@ -111,7 +110,7 @@ TEST_CASE("seeded sampling gives the program's text for the same settings" * doc
   const json body = {{"prompt", kPrompt}, {"max_tokens", 30}, {"temperature", 0.9}, {"top_k", 20},
                      {"top_p", 0.8},      {"min_p", 0.02},    {"seed", 1234}};
   CHECK(post(server, "/v1/completions", body.dump()).body["choices"][0]["text"] == expected);
-  CHECK(streamed_text(stream(server, "/v1/completions", body), false) == expected);
+  CHECK(streamed_text(stream_events(server, "/v1/completions", body), false) == expected);
 }
 
 TEST_CASE("a stop string ends the text with finish_reason 'stop', streamed or not" * doctest::timeout(120)) {
@@ -128,7 +127,7 @@ TEST_CASE("a stop string ends the text with finish_reason 'stop', streamed or no
   CHECK(r.body["choices"][0]["text"] == full.substr(0, at));
   CHECK(r.body["choices"][0]["finish_reason"] == "stop");
   CHECK(r.body["usage"]["completion_tokens"].get<int>() < 40);
-  const std::vector<json> events = stream(server, "/v1/completions", body);
+  const std::vector<json> events = stream_events(server, "/v1/completions", body);
   CHECK(streamed_text(events, false) == full.substr(0, at));
   CHECK(events.back()["choices"][0]["finish_reason"] == "stop");
   REQUIRE(full.substr(0, at).find('g') == std::string::npos);
@@ -156,7 +155,7 @@ TEST_CASE("chat completions: streamed or not, the same text; a conversation that
   CHECK(reply + "\n" == plain.out);
   CHECK(first.body["choices"][0]["finish_reason"] == "length");
 
-  const std::vector<json> events = stream(server, "/v1/chat/completions", body);
+  const std::vector<json> events = stream_events(server, "/v1/chat/completions", body);
   CHECK(events.front()["choices"][0]["delta"]["role"] == "assistant");
   CHECK(events.front()["object"] == "chat.completion.chunk");
   CHECK(streamed_text(events, true) == reply);

@@ -88,11 +88,12 @@ std::vector<std::pair<std::string, json>> checked_calls(const json& calls, const
   return out;
 }
 
-// The tool calls a stream's deltas add up to, as the whole answer has them.
-json streamed_calls(const std::vector<json>& events, std::string& finish_reason) {
+// The tool calls a stream's deltas add up to for choice `index`, as the whole answer has them.
+json streamed_calls(const std::vector<json>& events, std::string& finish_reason, int index = 0) {
   json calls = json::array();
   for (const json& e : events) {
     const json& choice = e["choices"][0];
+    if (choice["index"] != index) continue;
     if (!choice["finish_reason"].is_null()) finish_reason = choice["finish_reason"];
     if (!choice.contains("delta") || !choice["delta"].contains("tool_calls")) continue;
     for (const json& d : choice["delta"]["tool_calls"]) {
@@ -123,7 +124,7 @@ void check_forced_calls(const kiln::test::ServerProcess& server, bool both_tools
     const auto calls = checked_calls(choice["message"]["tool_calls"], by_name ? named_function : "");
     CHECK(calls.size() == 1);
     std::string finish;
-    const json streamed = streamed_calls(kiln::test::stream(server, "/v1/chat/completions", body), finish);
+    const json streamed = streamed_calls(kiln::test::stream_events(server, "/v1/chat/completions", body), finish);
     CHECK(finish == "tool_calls");
     CHECK(checked_calls(streamed) == calls);
   }
@@ -167,6 +168,20 @@ TEST_CASE("generic format (ChatML): forced calls are valid, streamed alike; auto
                                                {"function", {{"name", "get_weather"}, {"arguments", R"({"city": "Paris", "days": 1})"}}}}}}});
   body["messages"].push_back({{"role", "tool"}, {"tool_call_id", "abc123XYZ"}, {"content", R"({"sky": "clear"})"}});
   CHECK(post(server, "/v1/chat/completions", body.dump()).status == 200);
+  // n choices: each its own calls, streamed under its index.
+  json two = request(3, "required", false);
+  two["n"] = 2;
+  const Reply both = post(server, "/v1/chat/completions", two.dump());
+  REQUIRE(both.status == 200);
+  REQUIRE(both.body["choices"].size() == 2);
+  const std::vector<json> events = kiln::test::stream_events(server, "/v1/chat/completions", two);
+  for (int i = 0; i < 2; ++i) {
+    const json& choice = both.body["choices"][i];
+    CHECK(choice["finish_reason"] == "tool_calls");
+    std::string finish;
+    CHECK(checked_calls(streamed_calls(events, finish, i)) == checked_calls(choice["message"]["tool_calls"]));
+    CHECK(finish == "tool_calls");
+  }
   // tool_choice none: a plain reply.
   const Reply none = post(server, "/v1/chat/completions", request(1, "none").dump());
   REQUIRE(none.status == 200);

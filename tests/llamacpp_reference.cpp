@@ -76,7 +76,9 @@ std::pair<double, double> prompt_difference(Sequence& seq, const LlamaCppReferen
 
 void check_against_llamacpp(Sequence& seq, const LlamaCppReference& ref, const LlamaCppBounds& b) {
   const int vocab = seq.model().n_vocab();
-  const auto [max_abs, rms] = prompt_difference(seq, ref);
+  // Not a structured binding: INFO's lambda cannot capture one in Clang 14.
+  const std::pair<double, double> difference = prompt_difference(seq, ref);
+  const double max_abs = difference.first, rms = difference.second;
   INFO("prompt: max |d| " << max_abs << ", rms " << rms);
   CHECK(max_abs <= b.max_abs);
   CHECK(rms <= b.rms);

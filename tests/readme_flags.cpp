@@ -95,9 +95,13 @@ TEST_CASE("every flag the README documents is taken by its program and listed in
                                                        {"## Serving", SERVER_BIN},
                                                        {"## Benchmarks", BENCH_BIN},
                                                        {"## Perplexity", PERPLEXITY_BIN}};
-  for (const auto& [section, documented] : flags)
-    CHECK_MESSAGE(programs.contains(section), "README: a flag table under '" << section << "', about no known program");
-  for (const auto& [section, program] : programs) {
+  // Not structured bindings: CHECK_MESSAGE's and CAPTURE's lambdas cannot capture them in Clang 14.
+  for (const auto& table : flags)
+    CHECK_MESSAGE(programs.contains(table.first),
+                  "README: a flag table under '" << table.first << "', about no known program");
+  for (const auto& entry : programs) {
+    const std::string& section = entry.first;
+    const std::string& program = entry.second;
     CAPTURE(section);
     if (program.empty()) {
       MESSAGE("skipped: no <name>-server in this build (cpp-httplib or nlohmann-json missing)");

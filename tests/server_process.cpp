@@ -65,7 +65,13 @@ Reply post(const ServerProcess& server, const std::string& path, const std::stri
   return {res->status, nlohmann::json::parse(res->body)};
 }
 
-std::vector<nlohmann::json> stream(const ServerProcess& server, const std::string& path, nlohmann::json body) {
+Reply get(const ServerProcess& server, const std::string& path, const httplib::Headers& headers) {
+  auto res = server.client().Get(path, headers);
+  REQUIRE(res);
+  return {res->status, nlohmann::json::parse(res->body)};
+}
+
+std::vector<nlohmann::json> stream_events(const ServerProcess& server, const std::string& path, nlohmann::json body) {
   body["stream"] = true;
   auto res = server.client().Post(path, body.dump(), "application/json");
   REQUIRE(res);
@@ -84,12 +90,6 @@ std::vector<nlohmann::json> stream(const ServerProcess& server, const std::strin
   CHECK(done);
   REQUIRE(!events.empty());
   return events;
-}
-
-Reply get(const ServerProcess& server, const std::string& path, const httplib::Headers& headers) {
-  auto res = server.client().Get(path, headers);
-  REQUIRE(res);
-  return {res->status, nlohmann::json::parse(res->body)};
 }
 
 }  // namespace kiln::test

@@ -39,10 +39,9 @@ struct Reply {
 
 Reply post(const ServerProcess& server, const std::string& path, const std::string& body,
            const httplib::Headers& headers = {});
-// `body` posted with "stream": true: the "data: ..." events of the stream,
-// up to and without "[DONE]", which must end it.
-std::vector<nlohmann::json> stream(const ServerProcess& server, const std::string& path, nlohmann::json body);
-
 Reply get(const ServerProcess& server, const std::string& path, const httplib::Headers& headers = {});
+// The "data: ..." events of a stream (the body with "stream": true), up to
+// and without "[DONE]", which must end it.
+std::vector<nlohmann::json> stream_events(const ServerProcess& server, const std::string& path, nlohmann::json body);
 
 }  // namespace kiln::test

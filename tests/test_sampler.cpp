@@ -232,6 +232,73 @@ TEST_CASE("the repetition penalty pushes recent tokens down") {
   CHECK(no_penalty.sample(positive.data()) == 0);
 }
 
+TEST_CASE("presence and frequency penalties lower a recent token's logit as OpenAI defines them") {
+  // logit - count * frequency_penalty - presence_penalty, found at the edge
+  // where greedy sampling flips: token 0 (logit 1.0) was seen twice, token 1
+  // has 0.6, so token 0 stays ahead only while the penalties take less than 0.4.
+  const std::vector<float> logits{1.0f, 0.6f, -3.0f};
+  const auto greedy_after_two = [&](float presence, float frequency) {
+    SamplerParams p = greedy();
+    p.presence_penalty = presence;
+    p.frequency_penalty = frequency;
+    Sampler sampler(p, 3);
+    sampler.accept(0);
+    sampler.accept(0);
+    sampler.accept(2);
+    return sampler.sample(logits.data());
+  };
+  CHECK(greedy_after_two(0.35f, 0.0f) == 0);
+  CHECK(greedy_after_two(0.45f, 0.0f) == 1);   // once, however often the token came
+  CHECK(greedy_after_two(0.0f, 0.15f) == 0);   // 2 x 0.15
+  CHECK(greedy_after_two(0.0f, 0.25f) == 1);   // 2 x 0.25
+  CHECK(greedy_after_two(0.1f, 0.1f) == 0);    // 0.1 + 2 x 0.1
+  CHECK(greedy_after_two(0.1f, 0.2f) == 1);    // 0.1 + 2 x 0.2
+  CHECK(greedy_after_two(-2.0f, 0.0f) == 0);   // negative: recent tokens go up
+  CHECK(greedy_after_two(0.0f, -1.0f) == 0);
+
+  // The window is repeat_last_n's: a token that left it is not penalized.
+  SamplerParams windowed = greedy();
+  windowed.presence_penalty = 2.0f;
+  windowed.repeat_last_n = 2;
+  Sampler sampler(windowed, 3);
+  sampler.accept(0);
+  CHECK(sampler.sample(logits.data()) == 1);
+  sampler.accept(2);
+  sampler.accept(2);
+  CHECK(sampler.sample(logits.data()) == 0);
+
+  // At temperature 1 the distribution is the softmax of the penalized
+  // logits: token 0 seen twice, 0 - (0.5 + 2 x 0.25) = -1 against 0, so
+  // p(0) = 1 / (1 + e).
+  SamplerParams drawn = plain(77);
+  drawn.presence_penalty = 0.5f;
+  drawn.frequency_penalty = 0.25f;
+  Sampler draws(drawn, 2);
+  draws.accept(0);
+  draws.accept(0);
+  const int n = 40000;
+  const std::vector<int> counts = histogram(draws, {0.0f, 0.0f}, n);
+  CHECK(double(counts[0]) / n == doctest::Approx(1.0 / (1.0 + std::exp(1.0))).epsilon(0.03));
+
+  // With the repetition penalty, llama.cpp's order: divided first, then lowered.
+  SamplerParams both = greedy();
+  both.repeat_penalty = 2.0f;
+  both.presence_penalty = 0.05f;
+  Sampler combined(both, 3);
+  combined.accept(0);
+  const std::vector<float> close{1.0f, 0.47f, 0.0f};  // 1.0 / 2 - 0.05 = 0.45 < 0.47
+  CHECK(combined.sample(close.data()) == 1);
+}
+
+TEST_CASE("penalties that are not finite numbers are refused, naming the flag") {
+  SamplerParams p = plain();
+  p.presence_penalty = std::numeric_limits<float>::infinity();
+  CHECK(error_of(p) == "--presence-penalty must be a finite number, got inf");
+  p = plain();
+  p.frequency_penalty = std::numeric_limits<float>::quiet_NaN();
+  CHECK(error_of(p) == "--frequency-penalty must be a finite number, got nan");
+}
+
 TEST_CASE("a huge --repeat-last-n costs memory only for the tokens seen") {
   // 10^8 once meant 400 MB allocated up front, even with the penalty off.
   SamplerParams p = greedy();

@@ -114,7 +114,13 @@ std::vector<Option> make_table() {
       number({"--min-p"}, "P", kCli, "min-p sampling; 0: off", sampling(&SamplerParams::min_p)),
       number({"--repeat-penalty"}, "X", kCli, "penalize repeated tokens; 1: off",
              sampling(&SamplerParams::repeat_penalty)),
-      integer({"--repeat-last-n"}, "N", kCli, "tokens the penalty looks back at",
+      number({"--presence-penalty"}, "X", kCli,
+             "lower the logit of every token among the last --repeat-last-n by X (OpenAI's); 0: off",
+             sampling(&SamplerParams::presence_penalty)),
+      number({"--frequency-penalty"}, "X", kCli,
+             "lower the logit of every token among the last --repeat-last-n by X per occurrence (OpenAI's); 0: off",
+             sampling(&SamplerParams::frequency_penalty)),
+      integer({"--repeat-last-n"}, "N", kCli, "tokens the penalties look back at",
               sampling(&SamplerParams::repeat_last_n)),
       text({"--prompt-cache"}, "FILE", kCli,
            "keep the prompt's KV state in FILE: a later run whose prompt starts the same way computes only the rest",
@@ -167,6 +173,9 @@ std::vector<Option> make_table() {
               "MiB for the prefix cache: the KV state of prompts a slot gave up, seeding later requests that start "
               "the same way; -1: no limit, 0: none",
               &Options::cache_ram_mib, -1, 1LL << 40),
+      setting({"--metrics"}, kServer,
+              "answer GET /metrics in Prometheus' text format (tokens, times, slots, KV cells, prefix-cache hits)",
+              &Options::metrics),
       {{"-c", "--ctx-size"}, "N", kServer, "refused: the context size is fixed when the model is compiled",
        [](Options&, const FlagValue& v) {
          throw Error(v.flag + ": the context size is fixed when the model is compiled (kiln_add_model CTX)");

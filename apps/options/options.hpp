@@ -53,6 +53,7 @@ struct Options {
   std::string api_key;             // requests must carry it (Authorization: Bearer ...)
   std::string alias;               // -a: the model's id in responses; else the program's model name
   long long cache_ram_mib = 8192;  // -cram: the prefix cache's budget in MiB; -1 no limit, 0 none
+  bool metrics = false;            // --metrics: GET /metrics in Prometheus' text format
 
   // <model>-bench, with llama-bench's defaults
   std::vector<int> prompt_sizes = {512};  // -p

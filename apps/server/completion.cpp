@@ -64,7 +64,10 @@ struct CompletionRunner::Generation {
   std::string rendered;  // a chat's prompt text
   std::string reply;     // the text of every generated token, stop strings included
   CompletionResult result;
-  int from_cache = 0;          // of the prompt tokens reused, those the prefix cache gave (for the log)
+  Seeded seeded;               // of the prompt tokens reused, those another slot or the prefix cache gave (for the log)
+  std::vector<TokenScore> unsent_scores;  // with logprobs: of generated tokens whose text is not sent yet
+  size_t echoed = 0;          // bytes of the echoed prompt before the reply
+  size_t sent = 0;            // bytes of text sent, the echoed prompt included
   int32_t not_ingested = -1;  // the last generated token, once sampled
   bool done = false;          // Done is sent; only not_ingested is left to ingest
   int widest_step = 1;        // the most sequences a step of this request's computed together (for the log)
@@ -74,8 +77,8 @@ struct CompletionRunner::Generation {
 };
 
 CompletionRunner::CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes,
-                                   const std::vector<std::string>& kept_tokens)
-    : model_(model), batch_(model), per_pass_(std::min(size_t(n_slots), size_t(model.max_batch()))) {
+                                   ServerMetrics& metrics, const std::vector<std::string>& kept_tokens)
+    : model_(model), metrics_(metrics), batch_(model), per_pass_(std::min(size_t(n_slots), size_t(model.max_batch()))) {
   const Tokenizer& tok = model.tokenizer();
   for (int32_t id = 0; id < tok.n_vocab(); ++id)
     if (tok.text(id).empty() && !tok.is_end_of_generation(id) &&
@@ -117,16 +120,73 @@ std::vector<int32_t> CompletionRunner::slot_prompt(const Slot& slot, const Job& 
   return prompt;
 }
 
-size_t CompletionRunner::seed(Slot& slot, std::span<const int32_t> prompt) {
-  if (!store_) return 0;
+CompletionRunner::Seeded CompletionRunner::seed(Slot& slot, std::span<const int32_t> prompt) {
   const size_t own = common_prefix_length(slot.session.tokens(), prompt);
+  const Slot* donor = nullptr;
+  size_t donor_length = own;
+  for (const auto& other : slots_) {
+    const size_t length = other.get() == &slot ? 0 : common_prefix_length(other->session.tokens(), prompt);
+    if (length > donor_length) {
+      donor = other.get();
+      donor_length = length;
+    }
+  }
   // Taken before seeding overwrites the cache, stored after, so that storing
   // it cannot evict the entry that seeds this prompt.
   std::optional<SessionState> displaced;
-  if (own < slot.session.tokens().size()) displaced = slot.session.snapshot();
-  const size_t seeded = store_->seed(slot.session, prompt);
+  if (store_ && own < slot.session.tokens().size()) displaced = slot.session.snapshot();
+  if (donor) slot.session.restore_prefix(donor->session.snapshot(donor_length), prompt);
+  // The store restores only what is longer than the session now holds.
+  const size_t held = store_ ? store_->seed(slot.session, prompt) : donor_length;
   if (displaced) store_->put(std::move(*displaced));
-  return seeded > own ? seeded : 0;
+  if (held > donor_length) return {held, -1};
+  return donor ? Seeded{donor_length, donor->index} : Seeded{};
+}
+
+std::span<const float> CompletionRunner::ingest(Slot& slot, std::span<const int32_t> prompt) {
+  Generation& g = *slot.generation;
+  const CompletionRequest& r = slot.job->request;
+  const Tokenizer& tok = model_.tokenizer();
+  // The reply's text as it reads after the prompt (SentencePiece drops a
+  // leading space only at the start of a text), and where each prompt
+  // token's text starts in it.
+  std::vector<size_t> offsets;
+  offsets.reserve(prompt.size());
+  size_t decoded = 0;
+  for (int32_t t : prompt) {
+    g.sampler.accept(t);
+    offsets.push_back(decoded);
+    decoded += g.detok.push(t).size();
+  }
+  if (!r.echo) return slot.session.ingest_prompt(prompt);
+  std::vector<TokenScore> scores;
+  std::span<const float> logits;
+  if (r.logprobs) {
+    // Position i's logits score token i + 1; the first token has no score.
+    scores.push_back(unscored_token(tok, prompt[0]));
+    logits = slot.session.ingest_every_position(prompt, [&](size_t i, std::span<const float> row) {
+      if (i + 1 < prompt.size()) scores.push_back(score_token(tok, row, prompt[i + 1], r.top_logprobs, offsets[i + 1]));
+    });
+  } else {
+    logits = slot.session.ingest_prompt(prompt);
+  }
+  g.echoed = g.sent = r.prompt.size();
+  slot.job->events.push(CompletionEvent{CompletionEvent::Kind::Text, r.prompt, std::move(scores), {}, 200});
+  return logits;
+}
+
+void CompletionRunner::send(Slot& slot, const std::string& text, bool at_end) {
+  Generation& g = *slot.generation;
+  g.sent += text.size();
+  std::vector<TokenScore>& unsent = g.unsent_scores;
+  const auto ready = at_end && !g.stop.stopped()
+                         ? unsent.end()
+                         : std::find_if(unsent.begin(), unsent.end(),
+                                        [&](const TokenScore& s) { return s.text_offset >= g.sent; });
+  CompletionEvent e{CompletionEvent::Kind::Text, text, {}, {}, 200};
+  e.scores.assign(std::make_move_iterator(unsent.begin()), std::make_move_iterator(ready));
+  unsent.erase(unsent.begin(), at_end ? unsent.end() : ready);
+  if (!text.empty() || !e.scores.empty()) slot.job->events.push(std::move(e));
 }
 
 void CompletionRunner::start(int slot_index, Job& job) {
@@ -145,7 +205,7 @@ void CompletionRunner::start(int slot_index, Job& job) {
     job.events.push(error_event(500, e.what()));
     return;
   }
-  job.events.push(CompletionEvent{CompletionEvent::Kind::Started, "", {}, 200});
+  job.events.push(CompletionEvent{CompletionEvent::Kind::Started, "", {}, {}, 200});
   slot.session_text.clear();  // until the session holds this request's text
   slot.job = &job;
   try {
@@ -157,18 +217,14 @@ void CompletionRunner::start(int slot_index, Job& job) {
     g.result.prompt_tokens = static_cast<int>(prompt.size());
     g.result.finish_reason = "length";
     const auto t0 = std::chrono::steady_clock::now();
-    const size_t from_cache = seed(slot, prompt);
-    const std::span<const float> logits = slot.session.ingest_prompt(prompt);
+    g.seeded = seed(slot, prompt);
+    const std::span<const float> logits = ingest(slot, prompt);
     g.result.prompt_ms = ms_since(t0);
     g.result.cached_tokens = slot.session.last_reused();
-    g.from_cache = std::min(static_cast<int>(from_cache), g.result.cached_tokens);
-    // The reply's text as it reads after the prompt (SentencePiece drops a
-    // leading space only at the start of a text).
-    for (int32_t t : prompt) {
-      g.sampler.accept(t);
-      g.detok.push(t);
-    }
+    g.seeded.tokens = std::min(g.seeded.tokens, static_cast<size_t>(g.result.cached_tokens));
+    count_kv_cells();
     g.first_token = std::chrono::steady_clock::now();
+    if (job.request.max_tokens == 0) return finish(slot);  // only the echoed prompt, scored
     advance(slot, logits.data());
   } catch (const std::exception& e) {  // after Started: the stream shows it
     job.events.push(error_event(500, e.what()));
@@ -194,6 +250,7 @@ void CompletionRunner::step() {
     if (parts_.empty()) return;
     try {
       batch_.ingest(parts_, logits_.data());
+      metrics_.decoded(static_cast<int>(parts_.size()));
     } catch (const std::exception& e) {  // not expected: every part was checked to fit
       for (Slot* slot : part_slots_) {
         if (!slot->generation->done) slot->job->events.push(error_event(500, e.what()));
@@ -214,6 +271,7 @@ void CompletionRunner::step() {
       row += model_.n_vocab();
     }
   }
+  count_kv_cells();
 }
 
 void CompletionRunner::advance(Slot& slot, const float* logits) {
@@ -236,12 +294,14 @@ void CompletionRunner::advance(Slot& slot, const float* logits) {
   }
   ++g.result.completion_tokens;
   g.not_ingested = token;
+  if (r.logprobs)
+    g.unsent_scores.push_back(score_token(tok, {logits, size_t(model_.n_vocab())}, token, r.top_logprobs,
+                                          g.echoed + g.reply.size()));
   const std::string piece = std::binary_search(kept_.begin(), kept_.end(), token)
                                 ? g.detok.flush() + std::string(tok.piece(token))
                                 : g.detok.push(token);
   g.reply += piece;
-  const std::string out = g.stop.push(piece);
-  if (!out.empty()) slot.job->events.push(CompletionEvent{CompletionEvent::Kind::Text, out, {}, 200});
+  send(slot, g.stop.push(piece), false);
   if (r.call_grammar && !g.call_started) constrain_started_call(g, r);
   if (g.sampler.finished()) g.result.finish_reason = "stop";  // the grammar allows nothing more
   const bool at_max = r.max_tokens >= 0 && g.result.completion_tokens >= r.max_tokens;
@@ -258,18 +318,21 @@ void CompletionRunner::finish(Slot& slot) {
   g.reply += rest;
   std::string out = g.stop.push(rest);
   if (!g.stop.stopped()) out += g.stop.flush();
-  if (!out.empty()) job.events.push(CompletionEvent{CompletionEvent::Kind::Text, out, {}, 200});
+  send(slot, out, true);
   if (g.stop.stopped()) g.result.finish_reason = "stop";
   if (g.result.completion_tokens > 0) g.result.generation_ms = ms_since(g.first_token);
   const std::string from_cache =
-      g.from_cache > 0 ? " (" + std::to_string(g.from_cache) + " from the prefix cache)" : std::string();
+      g.seeded.tokens == 0     ? std::string()
+      : g.seeded.from_slot < 0 ? " (" + std::to_string(g.seeded.tokens) + " from the prefix cache)"
+                               : " (" + std::to_string(g.seeded.tokens) + " from slot " + std::to_string(g.seeded.from_slot) + ")";
   std::fprintf(stderr, "slot %d: %s: %d prompt tokens, %d reused%s, %d computed in %.2f ms; %d generated in %.2f ms, in "
                "steps of up to %d sequences; %s%s\n",
                slot.index, r.endpoint == Endpoint::ChatCompletions ? "chat" : "completion", g.result.prompt_tokens,
                g.result.cached_tokens, from_cache.c_str(), g.result.prompt_tokens - g.result.cached_tokens, g.result.prompt_ms,
                g.result.completion_tokens, g.result.generation_ms, g.widest_step, g.result.finish_reason.c_str(),
                job.cancelled ? " (client gone)" : "");
-  job.events.push(CompletionEvent{CompletionEvent::Kind::Done, "", g.result, 200});
+  metrics_.request_done(g.result, g.seeded.tokens > 0 && g.seeded.from_slot < 0);
+  job.events.push(CompletionEvent{CompletionEvent::Kind::Done, "", {}, g.result, 200});
   g.done = true;
   // A last token that the context has no room for is never ingested.
   if (g.not_ingested >= 0 && slot.session.n_past() >= model_.n_ctx()) return release(slot);
@@ -301,6 +364,12 @@ void CompletionRunner::release(Slot& slot) {
     slot.session_text = g.rendered + g.reply;
   slot.job = nullptr;
   slot.generation.reset();
+}
+
+void CompletionRunner::count_kv_cells() {
+  size_t cells = 0;
+  for (const auto& slot : slots_) cells += slot->session.tokens().size();
+  metrics_.set_kv_cells_used(cells);
 }
 
 }  // namespace kiln

@@ -25,6 +25,8 @@
 #include "engine/session/session_batch.hpp"
 #include "apps/server/openai_request.hpp"
 #include "apps/server/request_prompt.hpp"
+#include "apps/server/server_metrics.hpp"
+#include "apps/server/token_scores.hpp"
 
 namespace kiln {
 
@@ -42,6 +44,7 @@ struct CompletionResult {
 struct CompletionEvent {
   enum class Kind { Started, Text, Done, Error } kind = Kind::Error;
   std::string text;         // Text: the next piece; Error: the message
+  std::vector<TokenScore> scores;  // Text, with logprobs: the tokens whose text starts in this piece
   CompletionResult result;  // Done
   int status = 500;         // Error: the HTTP status
 };
@@ -98,7 +101,8 @@ class SlotWorker {
 // it when it holds a longer prefix of the prompt than the slot does, so a
 // prompt that starts like one served before, in any slot, computes only the
 // rest (within the cache's byte budget; least recently used entries go
-// first). A chat seeded so shares its tokens as tokenized afresh: where a
+// first); a prefix another slot's context holds now (the other choices of a
+// request with n > 1) is copied from there. A chat seeded so shares its tokens as tokenized afresh: where a
 // generated reply's tokens differ from its text's, reuse stops there. A new
 // request's prompt is ingested when it starts; then
 // each step() is one batched forward pass (SessionBatch) over the next token
@@ -108,10 +112,11 @@ class SlotWorker {
 class CompletionRunner final : public SlotWorker {
  public:
   // The forward passes run on `threads` threads; the prefix cache holds up
-  // to cache_bytes (0: no prefix cache). The control tokens whose pieces are
-  // in `kept_tokens` (a tool-call format's markers) are written into the
+  // to cache_bytes (0: no prefix cache). Requests and steps are counted in
+  // `metrics`, which must outlive the runner. The control tokens whose pieces
+  // are in `kept_tokens` (a tool-call format's markers) are written into the
   // reply's text, and grammars may ask for them.
-  CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes,
+  CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes, ServerMetrics& metrics,
                    const std::vector<std::string>& kept_tokens = {});
   ~CompletionRunner() override;
   int threads() const { return batch_.batch().threads(); }
@@ -137,9 +142,20 @@ class CompletionRunner final : public SlotWorker {
   // slot's conversation keeps its tokens and tokenizes only the added text.
   std::vector<int32_t> slot_prompt(const Slot& slot, const Job& job) const;
   // Before the slot takes `prompt`: puts what its context would lose in the
-  // prefix cache and seeds it from there (PrefixStore::seed). Returns how many
-  // leading prompt tokens came from the cache (0: none).
-  size_t seed(Slot& slot, std::span<const int32_t> prompt);
+  // prefix cache, then gives it the longest prefix of the prompt that another
+  // slot's context (the other choices of a request with n > 1, started
+  // together) or the prefix cache (PrefixStore::seed) holds, if longer than
+  // its own. Says how many leading prompt tokens came from where.
+  struct Seeded {
+    size_t tokens = 0;     // 0: none
+    int from_slot = -1;    // the slot they were copied from; -1: the prefix cache
+  };
+  Seeded seed(Slot& slot, std::span<const int32_t> prompt);
+  // Ingests the job's prompt; an echoed prompt is sent, scored with logprobs.
+  std::span<const float> ingest(Slot& slot, std::span<const int32_t> prompt);
+  // Sends text with the scores of the tokens whose text starts in it; `at_end`:
+  // the request's last text, after which the scores of tokens a stop string cut off are dropped.
+  void send(Slot& slot, const std::string& text, bool at_end);
   // Samples from the logits of the slot's last token and sends its text on; finishes the request when it ends.
   void advance(Slot& slot, const float* logits);
   void finish(Slot& slot);
@@ -148,10 +164,13 @@ class CompletionRunner final : public SlotWorker {
   void constrain_started_call(Generation& g, const CompletionRequest& r);
   // After its answer (and the last token's ingestion, if any): the slot is idle.
   void release(Slot& slot);
+  // Tells the metrics how many positions the slots' caches hold.
+  void count_kv_cells();
   // The vocabulary as grammars see it, made at the first request with one.
   std::shared_ptr<const grammar::TokenTrie> vocabulary();
 
   const Model& model_;
+  ServerMetrics& metrics_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::optional<PrefixStore> store_;  // the prefix cache; none with --cache-ram 0
   SessionBatch batch_;

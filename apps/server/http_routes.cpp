@@ -2,8 +2,10 @@
 
 #include <httplib.h>
 
+#include <iterator>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "engine/model.hpp"
 #include "apps/server/openai_response.hpp"
@@ -58,77 +60,136 @@ std::optional<ToolReply> tool_reply(const Job& job, ToolCallFormat format) {
   return ToolReply(format, job.request.tools);
 }
 
-// Streams the job's events as server-sent events, ending with "data: [DONE]".
-void stream(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseIds& ids, ToolCallFormat format) {
-  const Endpoint endpoint = job->request.endpoint;
+using Jobs = std::vector<std::shared_ptr<Job>>;
+
+// The request's n choices, a job each, sampled on their own: with seeds
+// seed, seed + 1, ... when the request gives one. They share the prompt's
+// KV: whichever starts first computes it, the others copy it
+// (CompletionRunner::seed).
+Jobs choice_jobs(const CompletionRequest& request, const RequestPrompt& prompt) {
+  Jobs jobs;
+  for (int i = 0; i < request.n; ++i) {
+    auto job = std::make_shared<Job>();
+    job->request = request;
+    job->prompt = prompt;
+    if (request.sampling.seed != kRandomSeed) job->request.sampling.seed = request.sampling.seed + uint64_t(i);
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+void cancel(const Jobs& jobs) {
+  for (const auto& job : jobs) job->cancelled = true;
+}
+
+// Streams the jobs' events as server-sent events, one choice after the
+// other (each chunk names its choice's index), ending with "data: [DONE]".
+// With tools, what may be a call is held back and sent as tool-call deltas
+// when the choice ends.
+// The first job's Started event has been read.
+void stream(httplib::Response& res, const Jobs& jobs, const ResponseIds& ids, ToolCallFormat format) {
+  const Endpoint endpoint = jobs[0]->request.endpoint;
+  const bool logprobs = jobs[0]->request.logprobs;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
-      [job, ids, endpoint, format](size_t, httplib::DataSink& sink) {
+      [jobs, ids, endpoint, logprobs, format](size_t, httplib::DataSink& sink) {
         const auto gone = [&] {
-          job->cancelled = true;
+          cancel(jobs);
           return false;
         };
-        const auto send_text = [&](const std::string& text) {
-          return text.empty() || send_event(sink, json_text(completion_chunk(endpoint, ids, text, nullptr)));
+        const auto send = [&](const ChunkChoice& c, const CompletionResult* usage = nullptr) {
+          return send_event(sink, json_text(completion_chunk(endpoint, ids, c, usage)));
         };
-        if (endpoint == Endpoint::ChatCompletions &&
-            !send_event(sink, json_text(completion_chunk(endpoint, ids, "", nullptr, /*role_only=*/true))))
-          return gone();
-        std::optional<ToolReply> tools = tool_reply(*job, format);
-        for (;;) {
-          CompletionEvent e = job->events.pop();
-          if (e.kind == CompletionEvent::Kind::Text) {
-            if (!send_text(tools ? tools->push(e.text) : e.text)) return gone();
-            continue;
+        std::vector<CompletionResult> results;
+        for (size_t i = 0; i < jobs.size(); ++i) {
+          const int index = static_cast<int>(i);
+          std::optional<CompletionEvent> error;
+          if (i > 0)
+            if (CompletionEvent first = jobs[i]->events.pop(); first.kind == CompletionEvent::Kind::Error) error = first;
+          if (!error && endpoint == Endpoint::ChatCompletions && !send({index, "", nullptr, "", /*role_only=*/true}))
+            return gone();
+          std::optional<ToolReply> tools = tool_reply(*jobs[i], format);
+          while (!error) {
+            CompletionEvent e = jobs[i]->events.pop();
+            if (e.kind == CompletionEvent::Kind::Error) {
+              error = std::move(e);
+            } else if (e.kind == CompletionEvent::Kind::Text) {
+              const std::string text = tools ? tools->push(e.text) : e.text;
+              if ((!text.empty() || logprobs) && !send({index, text, logprobs ? &e.scores : nullptr, "", false}))
+                return gone();
+            } else {
+              const ParsedReply reply = finish_tool_reply(tools, e.result);
+              if (!reply.content.empty() && !send({index, reply.content, nullptr, "", false})) return gone();
+              for (const json& chunk : tool_call_chunks(ids, index, reply.calls))
+                if (!send_event(sink, json_text(chunk))) return gone();
+              results.push_back(e.result);
+              const bool last = i + 1 == jobs.size();
+              const CompletionResult usage = last ? combined_usage(results) : CompletionResult{};
+              if (!send({index, "", nullptr, e.result.finish_reason, false}, last ? &usage : nullptr)) return gone();
+              break;
+            }
           }
-          if (e.kind == CompletionEvent::Kind::Done) {
-            const ParsedReply reply = finish_tool_reply(tools, e.result);
-            if (!send_text(reply.content)) return gone();
-            for (const json& chunk : tool_call_chunks(ids, reply.calls))
-              if (!send_event(sink, json_text(chunk))) return gone();
+          if (error) {
+            cancel(jobs);
+            if (!send_event(sink, json_text(error_body(error->status, error->text)))) return gone();
+            break;
           }
-          const std::string last = e.kind == CompletionEvent::Kind::Done
-                                       ? json_text(completion_chunk(endpoint, ids, "", &e.result))
-                                       : json_text(error_body(e.status, e.text));
-          if (!send_event(sink, last) || !send_event(sink, "[DONE]")) return gone();
-          sink.done();
-          return true;
         }
+        if (!send_event(sink, "[DONE]")) return gone();
+        sink.done();
+        return true;
       },
-      [job](bool success) {
-        if (!success) job->cancelled = true;
+      [jobs](bool success) {
+        if (!success) cancel(jobs);
       });
 }
 
 void complete(const ServerContext& ctx, const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
-  auto job = std::make_shared<Job>();
+  Jobs jobs;
   try {
-    job->request = parse_completion_request(req.body, endpoint);
-    apply_tool_grammar(job->request, ctx.tool_format);
-    job->prompt = request_prompt(ctx.model, ctx.chat_template, ctx.tool_format, job->request);
+    CompletionRequest request = parse_completion_request(req.body, endpoint);
+    apply_tool_grammar(request, ctx.tool_format);
+    jobs = choice_jobs(request, request_prompt(ctx.model, ctx.chat_template, ctx.tool_format, request));
   } catch (const RequestError& e) {
     return send_error(res, e.status, e.what(), e.param);
   }
-  ctx.scheduler.submit(job);
+  for (const auto& job : jobs) ctx.scheduler.submit(job);
   // The first event says whether the prompt was accepted, before any header is sent.
-  const CompletionEvent first = job->events.pop();
-  if (first.kind == CompletionEvent::Kind::Error) return send_error(res, first.status, first.text);
+  const CompletionEvent first = jobs[0]->events.pop();
+  if (first.kind == CompletionEvent::Kind::Error) {
+    cancel(jobs);
+    return send_error(res, first.status, first.text);
+  }
   const ResponseIds ids = new_response_ids(endpoint, ctx.model_id);
-  if (job->request.stream) return stream(res, job, ids, ctx.tool_format);
-  std::optional<ToolReply> tools = tool_reply(*job, ctx.tool_format);
-  std::string text;
-  for (;;) {
-    CompletionEvent e = job->events.pop();
-    if (e.kind == CompletionEvent::Kind::Text) {
-      text += tools ? tools->push(e.text) : e.text;
-    } else if (e.kind == CompletionEvent::Kind::Error) {
-      return send_error(res, e.status, e.text);
-    } else {
-      const ParsedReply reply = finish_tool_reply(tools, e.result);
-      return send_json(res, 200, completion_body(endpoint, ids, text + reply.content, e.result, reply.calls));
+  if (jobs[0]->request.stream) return stream(res, jobs, ids, ctx.tool_format);
+  std::vector<ChoiceText> choices(jobs.size());
+  std::vector<CompletionResult> results;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    std::optional<ToolReply> tools = tool_reply(*jobs[i], ctx.tool_format);
+    for (bool started = i == 0;;) {
+      CompletionEvent e = jobs[i]->events.pop();
+      if (e.kind == CompletionEvent::Kind::Error) {
+        cancel(jobs);
+        return send_error(res, e.status, e.text);
+      }
+      if (!started) {
+        started = true;
+        continue;
+      }
+      if (e.kind == CompletionEvent::Kind::Done) {
+        ParsedReply reply = finish_tool_reply(tools, e.result);
+        choices[i].text += reply.content;
+        choices[i].calls = std::move(reply.calls);
+        choices[i].finish_reason = e.result.finish_reason;
+        results.push_back(e.result);
+        break;
+      }
+      choices[i].text += tools ? tools->push(e.text) : e.text;
+      std::move(e.scores.begin(), e.scores.end(), std::back_inserter(choices[i].scores));
     }
   }
+  send_json(res, 200, completion_body(endpoint, ids, choices, jobs[0]->request.logprobs, combined_usage(results)));
 }
 
 json health(const ServerContext& ctx) {
@@ -191,6 +252,10 @@ void add_routes(httplib::Server& server, const ServerContext& context) {
   for (const char* path : {"/v1/models", "/models"})
     server.Get(path, [ctx](const httplib::Request&, httplib::Response& res) { send_json(res, 200, models(*ctx)); });
   server.Get("/props", [ctx](const httplib::Request&, httplib::Response& res) { send_json(res, 200, props(*ctx)); });
+  if (ctx->metrics)
+    server.Get("/metrics", [ctx](const httplib::Request&, httplib::Response& res) {
+      res.set_content(ctx->metrics->prometheus_text(ctx->scheduler.counts()), "text/plain; version=0.0.4; charset=utf-8");
+    });
   for (const char* path : {"/v1/completions", "/completions"})
     server.Post(path, [ctx](const httplib::Request& req, httplib::Response& res) {
       complete(*ctx, req, res, Endpoint::Completions);

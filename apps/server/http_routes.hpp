@@ -1,5 +1,5 @@
-// The HTTP face of the server: OpenAI's endpoints and llama-server's /health
-// and /props on an httplib server, the API key check, JSON errors for every
+// The HTTP face of the server: OpenAI's endpoints and llama-server's /health,
+// /props and (with --metrics) /metrics on an httplib server, the API key check, JSON errors for every
 // failure, and server-sent events for streams.
 #pragma once
 
@@ -14,6 +14,7 @@ class Server;
 namespace kiln {
 
 class Model;
+class ServerMetrics;
 class SlotScheduler;
 namespace chat {
 class ChatTemplate;
@@ -26,6 +27,7 @@ struct ServerContext {
   std::string model_id;       // "model" in responses and /v1/models
   std::string template_name;  // the chat template in use, for /props
   std::string api_key;        // --api-key; empty: no key asked for
+  const ServerMetrics* metrics;  // --metrics: what GET /metrics reports; nullptr: no /metrics (404)
   ToolCallFormat tool_format;  // how the template's model writes tool calls
 };
 

@@ -110,14 +110,22 @@ std::vector<std::string> stop_strings(const json& body) {
   return out;
 }
 
-// Fields whose only value kiln serves is their default.
-void refuse_unsupported(const json& body) {
-  if (integer(body, "n", 1, 1, 1) != 1) reject("n", "must be 1");
-  if (number(body, "presence_penalty", 0, -2, 2) != 0) reject("presence_penalty", "is not supported (only 0)");
-  if (number(body, "frequency_penalty", 0, -2, 2) != 0) reject("frequency_penalty", "is not supported (only 0)");
+// OpenAI's two shapes: a chat's `logprobs` is true or false and
+// `top_logprobs` (0..20) asks for alternatives; a completion's `logprobs` is
+// the number of alternatives (0..5), and `echo` puts the prompt before the
+// text, scored too when logprobs are asked for.
+void read_logprobs(const json& body, CompletionRequest& r) {
+  if (r.endpoint == Endpoint::ChatCompletions) {
+    r.logprobs = boolean(body, "logprobs", false);
+    r.top_logprobs = static_cast<int>(integer(body, "top_logprobs", 0, 0, kMaxTopLogprobsChat));
+    if (r.top_logprobs > 0 && !r.logprobs) reject("top_logprobs", "needs 'logprobs': true");
+    if (boolean(body, "echo", false)) reject("echo", "is for /v1/completions only");
+    return;
+  }
   const json* logprobs = field(body, "logprobs");
-  if (logprobs && !(logprobs->is_boolean() && !logprobs->get<bool>())) reject("logprobs", "is not supported");
-  if (boolean(body, "echo", false)) reject("echo", "is not supported");
+  r.logprobs = logprobs != nullptr;
+  r.top_logprobs = static_cast<int>(integer(body, "logprobs", 0, 0, kMaxTopLogprobsCompletion));
+  r.echo = boolean(body, "echo", false);
 }
 
 // The GBNF a request's output must follow: llama-server's `grammar` and
@@ -160,19 +168,23 @@ CompletionRequest read_request(const json& body, Endpoint endpoint) {
   r.endpoint = endpoint;
   if (endpoint == Endpoint::ChatCompletions) r.messages = messages(body);
   else r.prompt = prompt(body);
-  refuse_unsupported(body);
 
   constexpr long long kIntMax = std::numeric_limits<int>::max();
   const char* max_key = endpoint == Endpoint::ChatCompletions && field(body, "max_completion_tokens")
                             ? "max_completion_tokens"
                             : "max_tokens";
-  r.max_tokens = static_cast<int>(integer(body, max_key, -1, 1, kIntMax));
+  read_logprobs(body, r);
+  // 0 only to score an echoed prompt, as evaluation harnesses do.
+  r.max_tokens = static_cast<int>(integer(body, max_key, -1, r.echo ? 0 : 1, kIntMax));
+  r.n = static_cast<int>(integer(body, "n", 1, 1, kMaxChoices));
   SamplerParams& s = r.sampling;
   s.temperature = static_cast<float>(number(body, "temperature", s.temperature, 0, 1e6));
   s.top_p = static_cast<float>(number(body, "top_p", s.top_p, 0, 1));
   s.min_p = static_cast<float>(number(body, "min_p", s.min_p, 0, 1));
   s.top_k = static_cast<int>(integer(body, "top_k", s.top_k, 0, kIntMax));
   s.repeat_penalty = static_cast<float>(number(body, "repeat_penalty", s.repeat_penalty, 1e-6, 1e6));
+  s.presence_penalty = static_cast<float>(number(body, "presence_penalty", s.presence_penalty, -2, 2));
+  s.frequency_penalty = static_cast<float>(number(body, "frequency_penalty", s.frequency_penalty, -2, 2));
   // -1 (llama.cpp's "random") and any non-negative seed.
   const long long seed = integer(body, "seed", -1, -1, std::numeric_limits<long long>::max());
   if (seed >= 0) s.seed = static_cast<uint64_t>(seed);

@@ -49,6 +49,10 @@ struct Tool {
 
 enum class ToolChoice { Auto, None, Required, Named };
 
+inline constexpr int kMaxChoices = 16;               // n
+inline constexpr int kMaxTopLogprobsChat = 20;       // top_logprobs, as OpenAI
+inline constexpr int kMaxTopLogprobsCompletion = 5;  // a completion's logprobs, as OpenAI
+
 struct CompletionRequest {
   Endpoint endpoint = Endpoint::Completions;
   std::string prompt;                 // /v1/completions
@@ -57,6 +61,10 @@ struct CompletionRequest {
   SamplerParams sampling;             // llama.cpp's defaults where the request says nothing
   std::vector<std::string> stop;      // the text ends before the first of these
   bool stream = false;
+  int n = 1;              // choices, each sampled on its own (seeds seed, seed + 1, ... when given)
+  bool logprobs = false;  // each generated token's log-probability (engine/session/token_logprobs.hpp)
+  int top_logprobs = 0;   // and this many of the likeliest tokens at its position
+  bool echo = false;      // /v1/completions: the prompt before the text, its tokens scored too with logprobs
   // What the output must follow (grammar, json_schema, response_format, or
   // a tool call that tool_choice forces), or none.
   std::shared_ptr<const grammar::Grammar> grammar;
@@ -71,9 +79,8 @@ struct CompletionRequest {
 };
 
 // Throws RequestError (400) for malformed JSON, a missing or mistyped field,
-// a value out of range, or a feature kiln does not serve (n > 1, logprobs,
-// echo, penalties other than 0), and for tools that are not a list of
-// named functions or a tool_choice naming none of them. Fields it does not know are ignored, as
+// a value out of range, and for tools that are not a list of named functions
+// or a tool_choice naming none of them. Fields it does not know are ignored, as
 // OpenAI clients send more than every server reads.
 CompletionRequest parse_completion_request(std::string_view body, Endpoint endpoint);
 

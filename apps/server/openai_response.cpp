@@ -3,6 +3,8 @@
 #include <chrono>
 #include <random>
 
+#include "apps/server/openai_logprobs.hpp"
+
 namespace kiln {
 
 namespace {
@@ -36,7 +38,7 @@ json envelope(Endpoint endpoint, const ResponseIds& ids, bool chunk) {
   return {{"id", ids.id}, {"object", object}, {"created", ids.created}, {"model", ids.model}};
 }
 
-json finish(const CompletionResult* r) { return r ? json(r->finish_reason) : json(nullptr); }
+json finish(const std::string& reason) { return reason.empty() ? json(nullptr) : json(reason); }
 
 }  // namespace
 
@@ -51,51 +53,68 @@ ResponseIds new_response_ids(Endpoint endpoint, const std::string& model) {
   return ids;
 }
 
-json completion_body(Endpoint endpoint, const ResponseIds& ids, const std::string& text, const CompletionResult& result,
-                     const std::vector<ToolCall>& calls) {
+CompletionResult combined_usage(const std::vector<CompletionResult>& choices) {
+  CompletionResult usage = choices.at(0);
+  for (size_t i = 1; i < choices.size(); ++i) {
+    usage.completion_tokens += choices[i].completion_tokens;
+    usage.prompt_ms += choices[i].prompt_ms;
+    usage.generation_ms += choices[i].generation_ms;
+  }
+  return usage;
+}
+
+json completion_body(Endpoint endpoint, const ResponseIds& ids, const std::vector<ChoiceText>& choices, bool logprobs,
+                     const CompletionResult& usage_of_all) {
   json body = envelope(endpoint, ids, false);
-  json choice = {{"index", 0}, {"finish_reason", result.finish_reason}, {"logprobs", nullptr}};
-  if (endpoint == Endpoint::ChatCompletions) {
-    choice["message"] = {{"role", "assistant"}, {"content", text.empty() && !calls.empty() ? json(nullptr) : json(text)}};
-    if (!calls.empty()) {
-      json list = json::array();
-      for (const ToolCall& c : calls)
-        list.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
-      choice["message"]["tool_calls"] = list;
+  body["choices"] = json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceText& c = choices[i];
+    json choice = {{"index", i},
+                   {"finish_reason", c.finish_reason},
+                   {"logprobs", logprobs ? logprobs_json(endpoint, c.scores) : json(nullptr)}};
+    if (endpoint == Endpoint::ChatCompletions) {
+      choice["message"] = {{"role", "assistant"}, {"content", c.text.empty() && !c.calls.empty() ? json(nullptr) : json(c.text)}};
+      if (!c.calls.empty()) {
+        json list = json::array();
+        for (const ToolCall& call : c.calls)
+          list.push_back({{"id", call.id}, {"type", "function"}, {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+        choice["message"]["tool_calls"] = std::move(list);
+      }
+    } else {
+      choice["text"] = c.text;
     }
-  } else {
-    choice["text"] = text;
+    body["choices"].push_back(std::move(choice));
   }
-  body["choices"] = json::array({choice});
-  body["usage"] = usage(result);
-  body["timings"] = timings(result);
+  body["usage"] = usage(usage_of_all);
+  body["timings"] = timings(usage_of_all);
   return body;
 }
 
-json completion_chunk(Endpoint endpoint, const ResponseIds& ids, const std::string& text, const CompletionResult* result,
-                      bool role_only) {
+json completion_chunk(Endpoint endpoint, const ResponseIds& ids, const ChunkChoice& c, const CompletionResult* usage_of_all) {
   json body = envelope(endpoint, ids, true);
-  json choice = {{"index", 0}, {"finish_reason", finish(result)}, {"logprobs", nullptr}};
+  json choice = {{"index", c.index},
+                 {"finish_reason", finish(c.finish_reason)},
+                 {"logprobs", c.scores ? logprobs_json(endpoint, *c.scores) : json(nullptr)}};
   if (endpoint == Endpoint::ChatCompletions) {
-    if (role_only) choice["delta"] = {{"role", "assistant"}, {"content", ""}};
-    else if (result) choice["delta"] = json::object();
-    else choice["delta"] = {{"content", text}};
+    if (c.role_only) choice["delta"] = {{"role", "assistant"}, {"content", ""}};
+    else if (!c.finish_reason.empty()) choice["delta"] = json::object();
+    else choice["delta"] = {{"content", c.text}};
   } else {
-    choice["text"] = text;
+    choice["text"] = c.text;
   }
   body["choices"] = json::array({choice});
-  if (result) {
-    body["usage"] = usage(*result);
-    body["timings"] = timings(*result);
+  if (usage_of_all) {
+    body["usage"] = usage(*usage_of_all);
+    body["timings"] = timings(*usage_of_all);
   }
   return body;
 }
 
-std::vector<json> tool_call_chunks(const ResponseIds& ids, const std::vector<ToolCall>& calls) {
+std::vector<json> tool_call_chunks(const ResponseIds& ids, int index, const std::vector<ToolCall>& calls) {
   std::vector<json> chunks;
   const auto chunk = [&](json call) {
     json body = envelope(Endpoint::ChatCompletions, ids, true);
-    body["choices"] = json::array({{{"index", 0},
+    body["choices"] = json::array({{{"index", index},
                                     {"finish_reason", nullptr},
                                     {"logprobs", nullptr},
                                     {"delta", {{"tool_calls", json::array({std::move(call)})}}}}});

@@ -14,6 +14,7 @@
 
 #include "apps/server/completion.hpp"
 #include "apps/server/openai_request.hpp"
+#include "apps/server/token_scores.hpp"
 
 namespace kiln {
 
@@ -26,20 +27,44 @@ struct ResponseIds {
 
 ResponseIds new_response_ids(Endpoint endpoint, const std::string& model);
 
-// The whole answer of a request that did not stream; a chat's message has
-// `tool_calls` when there are calls (and null content if it has none).
-nlohmann::json completion_body(Endpoint endpoint, const ResponseIds& ids, const std::string& text,
-                               const CompletionResult& result, const std::vector<ToolCall>& calls = {});
-// One chunk of a stream: a piece of text, or (with `result`) the last one,
-// with its finish_reason and usage. For chats, `role_only` is the first
-// chunk, which names the assistant role (as OpenAI sends it).
-nlohmann::json completion_chunk(Endpoint endpoint, const ResponseIds& ids, const std::string& text,
-                                const CompletionResult* result, bool role_only = false);
+// One choice of an answer (n of them with n > 1): its text, how it ended,
+// with logprobs its tokens' scores, and the tool calls read from it.
+struct ChoiceText {
+  std::string text;
+  std::vector<TokenScore> scores;
+  std::string finish_reason;
+  std::vector<ToolCall> calls;
+};
 
-// The chunks of a stream that carry a chat's tool calls, as OpenAI streams
-// them: for each call, its index, id, type and name with empty arguments,
-// then its arguments.
-std::vector<nlohmann::json> tool_call_chunks(const ResponseIds& ids, const std::vector<ToolCall>& calls);
+// The usage of a request's n choices: the prompt once (as the first choice
+// computed it), the generated tokens and times of all of them.
+CompletionResult combined_usage(const std::vector<CompletionResult>& choices);
+
+// The whole answer of a request that did not stream; `logprobs`: each
+// choice's scores are reported (else its logprobs are null). A chat choice
+// with calls has `tool_calls` (and null content if it has none).
+nlohmann::json completion_body(Endpoint endpoint, const ResponseIds& ids, const std::vector<ChoiceText>& choices,
+                               bool logprobs, const CompletionResult& usage);
+
+// What one chunk of a stream says about choice `index`: a piece of text
+// (with its tokens' scores, if asked for), or its finish_reason. For chats,
+// `role_only` is a choice's first chunk, which names the assistant role (as
+// OpenAI sends it).
+struct ChunkChoice {
+  int index = 0;
+  std::string text;
+  const std::vector<TokenScore>* scores = nullptr;  // nullptr: logprobs null
+  std::string finish_reason;                        // empty: not finished
+  bool role_only = false;
+};
+// One chunk of a stream; the very last one also has `usage`.
+nlohmann::json completion_chunk(Endpoint endpoint, const ResponseIds& ids, const ChunkChoice& choice,
+                                const CompletionResult* usage = nullptr);
+
+// The chunks of a stream that carry the tool calls of chat choice `index`,
+// as OpenAI streams them: for each call, its index, id, type and name with
+// empty arguments, then its arguments.
+std::vector<nlohmann::json> tool_call_chunks(const ResponseIds& ids, int index, const std::vector<ToolCall>& calls);
 
 // {"error": {"message", "type", "param", "code"}}.
 nlohmann::json error_body(int status, const std::string& message, const std::string& param = "");

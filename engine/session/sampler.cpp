@@ -31,6 +31,8 @@ void validate(const SamplerParams& p, int n_vocab) {
   require(p.min_p >= 0.0f && p.min_p <= 1.0f, "--min-p", "in [0, 1]", to_text(p.min_p));
   require(p.repeat_penalty > 0.0f && std::isfinite(p.repeat_penalty), "--repeat-penalty", "> 0",
           to_text(p.repeat_penalty));
+  require(std::isfinite(p.presence_penalty), "--presence-penalty", "a finite number", to_text(p.presence_penalty));
+  require(std::isfinite(p.frequency_penalty), "--frequency-penalty", "a finite number", to_text(p.frequency_penalty));
   require(p.repeat_last_n >= 0, "--repeat-last-n", ">= 0", std::to_string(p.repeat_last_n));
 }
 
@@ -53,7 +55,7 @@ Sampler::Sampler(const SamplerParams& p, int n_vocab) : params_(p), n_vocab_(n_v
   logits_.resize(n_vocab);
   candidates_.resize(n_vocab);
   weights_.resize(n_vocab);
-  penalized_.assign(n_vocab, 0);
+  counts_.assign(n_vocab, 0);
   // So that accept() does not allocate while the window fills (a window wider
   // than any context would never fill, so the reservation stops somewhere).
   constexpr int kMaxReservedWindow = 1 << 16;
@@ -62,7 +64,7 @@ Sampler::Sampler(const SamplerParams& p, int n_vocab) : params_(p), n_vocab_(n_v
 
 int32_t Sampler::sample(const float* logits) {
   std::copy(logits, logits + n_vocab_, logits_.begin());
-  apply_repetition_penalty();
+  apply_penalties();
   if (constraint_) constraint_->mask(logits_.data());
   int32_t token;
   if (params_.temperature <= 0.0f) {
@@ -97,16 +99,21 @@ void Sampler::reset() {
   rng_.seed(seed_);
 }
 
-// Each distinct recent token is penalized once, however often it occurred.
-void Sampler::apply_repetition_penalty() {
-  if (params_.repeat_penalty == 1.0f) return;
+// Over the window of recent tokens, as llama.cpp's penalties: each distinct
+// token's logit is divided (if positive) or multiplied by repeat_penalty,
+// then lowered by presence_penalty and by frequency_penalty times its count.
+void Sampler::apply_penalties() {
+  const SamplerParams& p = params_;
+  if (p.repeat_penalty == 1.0f && p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f) return;
+  for (const int32_t token : recent_) ++counts_[token];
   for (const int32_t token : recent_) {
-    if (penalized_[token]) continue;
-    penalized_[token] = 1;
+    int32_t& count = counts_[token];
+    if (count == 0) continue;  // a repeat of a token already penalized
     float& logit = logits_[token];
-    logit = logit > 0.0f ? logit / params_.repeat_penalty : logit * params_.repeat_penalty;
+    if (p.repeat_penalty != 1.0f) logit = logit > 0.0f ? logit / p.repeat_penalty : logit * p.repeat_penalty;
+    logit -= static_cast<float>(count) * p.frequency_penalty + p.presence_penalty;
+    count = 0;
   }
-  for (const int32_t token : recent_) penalized_[token] = 0;
 }
 
 int32_t Sampler::argmax() const {

@@ -1,5 +1,5 @@
 // Picks the next token from a row of logits, with llama.cpp's default chain:
-// repetition penalty -> constraint mask -> (greedy when temperature <= 0) ->
+// penalties (repetition, presence, frequency) -> constraint mask -> (greedy when temperature <= 0) ->
 // top-k -> top-p -> min-p -> temperature -> seeded random draw.
 #pragma once
 
@@ -20,7 +20,11 @@ struct SamplerParams {
   float top_p = 0.95f;          // 1: off
   float min_p = 0.05f;          // 0: off
   float repeat_penalty = 1.0f;  // 1: off
-  int repeat_last_n = 64;       // how many recent tokens the penalty looks at
+  // OpenAI's: a recent token's logit loses presence_penalty once and
+  // frequency_penalty per occurrence. 0: off.
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  int repeat_last_n = 64;  // how many recent tokens the penalties look at
   uint64_t seed = kRandomSeed;
 };
 
@@ -51,7 +55,7 @@ class Sampler {
   void constrain(std::unique_ptr<TokenConstraint> c) { constraint_ = std::move(c); }
   // The constraint allows nothing but the end of the generation.
   bool finished() const { return constraint_ && constraint_->is_finished(); }
-  // Records a token (prompt tokens too) for the repetition penalty.
+  // Records a token (prompt tokens too) for the penalties.
   void accept(int32_t token);
   // Forgets the recorded tokens and restarts the random sequence from seed();
   // a constraint stays where the tokens it read left it.
@@ -59,7 +63,7 @@ class Sampler {
   uint64_t seed() const { return seed_; }
 
  private:
-  void apply_repetition_penalty();
+  void apply_penalties();
   int32_t argmax() const;
   // Keeps the first `n_kept_` candidates that the filters allow, best first.
   void filter_candidates();
@@ -74,7 +78,7 @@ class Sampler {
   std::vector<float> logits_;          // penalized copy of the input
   std::vector<int32_t> candidates_;    // token ids; the first n_kept_ survive the filters
   std::vector<float> weights_;         // unnormalized probabilities of the kept candidates
-  std::vector<uint8_t> penalized_;     // per id: already penalized in this call
+  std::vector<int32_t> counts_;        // per id: occurrences in the window (0 outside apply_penalties)
   int n_kept_ = 0;
   // The last repeat_last_n accepted tokens: appended until there are that
   // many, then a ring buffer whose oldest entry is at recent_next_.

@@ -65,6 +65,30 @@ std::span<const float> Session::ingest_prompt(std::span<const int32_t> prompt) {
   return ingest(prompt.subspan(kept));
 }
 
+std::span<const float> Session::ingest_every_position(std::span<const int32_t> prompt, const PositionLogits& on_logits) {
+  if (prompt.empty()) throw Error("nothing to ingest: the prompt is empty");
+  check_prompt_fits(model_, prompt.size());
+  const size_t vocab = static_cast<size_t>(model_.n_vocab());
+  // Rows of logits per forward call: a batch's, unless that would take more
+  // than 64 MiB (512 rows of a 150k vocabulary would take 300).
+  constexpr size_t kMaxLogitBytes = size_t{64} << 20;
+  const size_t rows = std::clamp(kMaxLogitBytes / (vocab * sizeof(float)), size_t{1}, static_cast<size_t>(model_.max_batch()));
+  std::vector<float> logits(rows * vocab);
+  tokens_.clear();
+  last_reused_ = 0;
+  for (size_t done = 0; done < prompt.size();) {
+    const size_t n = std::min(prompt.size() - done, rows);
+    sequence_->forward(prompt.data() + done, static_cast<int>(n), n_past(), Logits::All, logits.data());
+    tokens_.insert(tokens_.end(), prompt.begin() + static_cast<std::ptrdiff_t>(done),
+                   prompt.begin() + static_cast<std::ptrdiff_t>(done + n));
+    for (size_t i = 0; i < n; ++i) on_logits(done + i, std::span<const float>(logits).subspan(i * vocab, vocab));
+    done += n;
+  }
+  const size_t last = (prompt.size() - 1) % rows;
+  std::copy_n(logits.begin() + static_cast<std::ptrdiff_t>(last * vocab), vocab, logits_.begin());
+  return logits_;
+}
+
 SessionState Session::snapshot(size_t n_tokens) const {
   if (n_tokens > tokens_.size())
     throw Error("cannot snapshot " + std::to_string(n_tokens) + " positions, the context holds " +

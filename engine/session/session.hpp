@@ -51,6 +51,13 @@ class Session {
   // kiln::Error, with the context unchanged, if the prompt is empty or longer
   // than the context.
   std::span<const float> ingest_prompt(std::span<const int32_t> prompt);
+  // Makes the context `prompt` computed whole from its first position
+  // (nothing is reused: the logits of every position are wanted) and calls
+  // on_logits(i, row) with position i's logits (n_vocab floats, valid during
+  // the call), in order; returns the last position's, as ingest_prompt does.
+  // Throws as ingest_prompt does.
+  using PositionLogits = std::function<void(size_t, std::span<const float>)>;
+  std::span<const float> ingest_every_position(std::span<const int32_t> prompt, const PositionLogits& on_logits);
   // The logits of the last token ingested (n_vocab floats, valid until the
   // next call; meaningless before the first ingest).
   std::span<const float> logits() const { return logits_; }
