@@ -44,9 +44,11 @@ done
 # Chat templates: kiln's test templates, the real ones, and hostile ones that
 # hit each of the renderer's limits (tests/test_chat_template_limits.cpp).
 cp tests/chat/templates/*.jinja "$shared"/chat-templates/*.jinja tests/fuzz/chat_template_seeds/*.jinja "$seeds/template/"
-# Request bodies: a chat and a completion (the first byte picks the endpoint: odd is chat).
+# Request bodies: a chat, one with tools and a call, and a completion (the first byte picks the endpoint: odd is chat).
 printf '%s' '{"model":"m","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"Hi"}]}],"max_tokens":8,"temperature":0.7,"top_p":0.9,"stop":["\n"],"stream":true,"seed":42}' \
   >"$seeds/request/chat.json"
+printf '%s' '{"messages":[{"role":"user","content":"Weather?"},{"role":"assistant","content":null,"tool_calls":[{"id":"abc123XYZ","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},{"role":"tool","tool_call_id":"abc123XYZ","content":"sunny"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":8},"days":{"type":"integer","minimum":1}},"required":["city"]}}}],"tool_choice":"required","parallel_tool_calls":false}' \
+  >"$seeds/request/tools.json"
 printf '%s' ' {"prompt":"Once upon a time","max_tokens":16,"top_k":40,"min_p":0.05,"stop":"x","logprobs":null}' \
   >"$seeds/request/completion.json"
 

@@ -71,12 +71,19 @@ struct CompletionRunner::Generation {
   int32_t not_ingested = -1;  // the last generated token, once sampled
   bool done = false;          // Done is sent; only not_ingested is left to ingest
   int widest_step = 1;        // the most sequences a step of this request's computed together (for the log)
+  size_t trigger_from = 0;    // where in `reply` the request's call_trigger may still begin
+  bool call_started = false;  // the reply wrote the call_trigger: the rest follows call_grammar
   std::chrono::steady_clock::time_point first_token;
 };
 
 CompletionRunner::CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes,
-                                   ServerMetrics& metrics)
+                                   ServerMetrics& metrics, const std::vector<std::string>& kept_tokens)
     : model_(model), metrics_(metrics), batch_(model), per_pass_(std::min(size_t(n_slots), size_t(model.max_batch()))) {
+  const Tokenizer& tok = model.tokenizer();
+  for (int32_t id = 0; id < tok.n_vocab(); ++id)
+    if (tok.text(id).empty() && !tok.is_end_of_generation(id) &&
+        std::find(kept_tokens.begin(), kept_tokens.end(), tok.piece(id)) != kept_tokens.end())
+      kept_.push_back(id);
   if (cache_bytes > 0) store_.emplace(cache_bytes);
   for (int i = 0; i < n_slots; ++i) {
     slots_.push_back(std::make_unique<Slot>(model, i));
@@ -290,9 +297,12 @@ void CompletionRunner::advance(Slot& slot, const float* logits) {
   if (r.logprobs)
     g.unsent_scores.push_back(score_token(tok, {logits, size_t(model_.n_vocab())}, token, r.top_logprobs,
                                           g.echoed + g.reply.size()));
-  const std::string piece = g.detok.push(token);
+  const std::string piece = std::binary_search(kept_.begin(), kept_.end(), token)
+                                ? g.detok.flush() + std::string(tok.piece(token))
+                                : g.detok.push(token);
   g.reply += piece;
   send(slot, g.stop.push(piece), false);
+  if (r.call_grammar && !g.call_started) constrain_started_call(g, r);
   if (g.sampler.finished()) g.result.finish_reason = "stop";  // the grammar allows nothing more
   const bool at_max = r.max_tokens >= 0 && g.result.completion_tokens >= r.max_tokens;
   if (g.stop.stopped() || g.sampler.finished() || slot.job->cancelled || at_max ||
@@ -329,9 +339,22 @@ void CompletionRunner::finish(Slot& slot) {
   if (g.not_ingested < 0) release(slot);
 }
 
+void CompletionRunner::constrain_started_call(Generation& g, const CompletionRequest& r) {
+  const size_t at = g.reply.find(r.call_trigger, g.trigger_from);
+  if (at == std::string::npos) {
+    g.trigger_from = g.reply.size() - std::min(g.reply.size(), r.call_trigger.size() - 1);
+    return;
+  }
+  g.call_started = true;
+  auto call = std::make_unique<grammar::GrammarConstraint>(r.call_grammar, vocabulary());
+  // The marker and what followed it in the same token; a call that does not
+  // read as the grammar's from there is left as the model writes it.
+  if (call->accept_text(std::string_view(g.reply).substr(at))) g.sampler.constrain(std::move(call));
+}
+
 std::shared_ptr<const grammar::TokenTrie> CompletionRunner::vocabulary() {
   if (!vocabulary_)
-    vocabulary_ = std::make_shared<const grammar::TokenTrie>(grammar::TokenTrie::from_tokenizer(model_.tokenizer()));
+    vocabulary_ = std::make_shared<const grammar::TokenTrie>(grammar::TokenTrie::from_tokenizer(model_.tokenizer(), kept_));
   return vocabulary_;
 }
 

@@ -113,8 +113,11 @@ class CompletionRunner final : public SlotWorker {
  public:
   // The forward passes run on `threads` threads; the prefix cache holds up
   // to cache_bytes (0: no prefix cache). Requests and steps are counted in
-  // `metrics`, which must outlive the runner.
-  CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes, ServerMetrics& metrics);
+  // `metrics`, which must outlive the runner. The control tokens whose pieces
+  // are in `kept_tokens` (a tool-call format's markers) are written into the
+  // reply's text, and grammars may ask for them.
+  CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes, ServerMetrics& metrics,
+                   const std::vector<std::string>& kept_tokens = {});
   ~CompletionRunner() override;
   int threads() const { return batch_.batch().threads(); }
 
@@ -156,6 +159,9 @@ class CompletionRunner final : public SlotWorker {
   // Samples from the logits of the slot's last token and sends its text on; finishes the request when it ends.
   void advance(Slot& slot, const float* logits);
   void finish(Slot& slot);
+  // tool_choice auto: once the reply has written the request's call_trigger,
+  // constrains the rest of it to the request's call_grammar.
+  void constrain_started_call(Generation& g, const CompletionRequest& r);
   // After its answer (and the last token's ingestion, if any): the slot is idle.
   void release(Slot& slot);
   // Tells the metrics how many positions the slots' caches hold.
@@ -173,6 +179,7 @@ class CompletionRunner final : public SlotWorker {
   std::vector<Slot*> part_slots_;
   std::vector<float> logits_;              // one row per part
   std::shared_ptr<const grammar::TokenTrie> vocabulary_;
+  std::vector<int32_t> kept_;  // control tokens written into the text, sorted
 };
 
 }  // namespace kiln

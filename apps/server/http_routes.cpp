@@ -11,6 +11,9 @@
 #include "apps/server/openai_response.hpp"
 #include "apps/server/request_prompt.hpp"
 #include "apps/server/slot_scheduler.hpp"
+#include "apps/server/tool_call_grammar.hpp"
+#include "apps/server/tool_prompt.hpp"
+#include "apps/server/tool_reply.hpp"
 
 namespace kiln {
 
@@ -42,6 +45,21 @@ bool send_event(httplib::DataSink& sink, const std::string& data) {
   return sink.write(event.data(), event.size());
 }
 
+// A reply's tool calls, read when it ends; finish_reason "tool_calls" if
+// there are any and the reply was not cut ("length" stays).
+ParsedReply finish_tool_reply(std::optional<ToolReply>& tools, CompletionResult& result) {
+  if (!tools) return {};
+  ParsedReply reply = tools->finish();
+  if (!reply.calls.empty() && result.finish_reason == "stop") result.finish_reason = "tool_calls";
+  return reply;
+}
+
+// Reads the reply's tool calls when the request's tools are in play.
+std::optional<ToolReply> tool_reply(const Job& job, ToolCallFormat format) {
+  if (!uses_tools(job.request)) return std::nullopt;
+  return ToolReply(format, job.request.tools);
+}
+
 using Jobs = std::vector<std::shared_ptr<Job>>;
 
 // The request's n choices, a job each, sampled on their own: with seeds
@@ -66,14 +84,16 @@ void cancel(const Jobs& jobs) {
 
 // Streams the jobs' events as server-sent events, one choice after the
 // other (each chunk names its choice's index), ending with "data: [DONE]".
+// With tools, what may be a call is held back and sent as tool-call deltas
+// when the choice ends.
 // The first job's Started event has been read.
-void stream(httplib::Response& res, const Jobs& jobs, const ResponseIds& ids) {
+void stream(httplib::Response& res, const Jobs& jobs, const ResponseIds& ids, ToolCallFormat format) {
   const Endpoint endpoint = jobs[0]->request.endpoint;
   const bool logprobs = jobs[0]->request.logprobs;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
-      [jobs, ids, endpoint, logprobs](size_t, httplib::DataSink& sink) {
+      [jobs, ids, endpoint, logprobs, format](size_t, httplib::DataSink& sink) {
         const auto gone = [&] {
           cancel(jobs);
           return false;
@@ -89,13 +109,20 @@ void stream(httplib::Response& res, const Jobs& jobs, const ResponseIds& ids) {
             if (CompletionEvent first = jobs[i]->events.pop(); first.kind == CompletionEvent::Kind::Error) error = first;
           if (!error && endpoint == Endpoint::ChatCompletions && !send({index, "", nullptr, "", /*role_only=*/true}))
             return gone();
+          std::optional<ToolReply> tools = tool_reply(*jobs[i], format);
           while (!error) {
             CompletionEvent e = jobs[i]->events.pop();
             if (e.kind == CompletionEvent::Kind::Error) {
               error = std::move(e);
             } else if (e.kind == CompletionEvent::Kind::Text) {
-              if (!send({index, e.text, logprobs ? &e.scores : nullptr, "", false})) return gone();
+              const std::string text = tools ? tools->push(e.text) : e.text;
+              if ((!text.empty() || logprobs) && !send({index, text, logprobs ? &e.scores : nullptr, "", false}))
+                return gone();
             } else {
+              const ParsedReply reply = finish_tool_reply(tools, e.result);
+              if (!reply.content.empty() && !send({index, reply.content, nullptr, "", false})) return gone();
+              for (const json& chunk : tool_call_chunks(ids, index, reply.calls))
+                if (!send_event(sink, json_text(chunk))) return gone();
               results.push_back(e.result);
               const bool last = i + 1 == jobs.size();
               const CompletionResult usage = last ? combined_usage(results) : CompletionResult{};
@@ -121,8 +148,9 @@ void stream(httplib::Response& res, const Jobs& jobs, const ResponseIds& ids) {
 void complete(const ServerContext& ctx, const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
   Jobs jobs;
   try {
-    const CompletionRequest request = parse_completion_request(req.body, endpoint);
-    jobs = choice_jobs(request, request_prompt(ctx.model, ctx.chat_template, request));
+    CompletionRequest request = parse_completion_request(req.body, endpoint);
+    apply_tool_grammar(request, ctx.tool_format);
+    jobs = choice_jobs(request, request_prompt(ctx.model, ctx.chat_template, ctx.tool_format, request));
   } catch (const RequestError& e) {
     return send_error(res, e.status, e.what(), e.param);
   }
@@ -134,10 +162,11 @@ void complete(const ServerContext& ctx, const httplib::Request& req, httplib::Re
     return send_error(res, first.status, first.text);
   }
   const ResponseIds ids = new_response_ids(endpoint, ctx.model_id);
-  if (jobs[0]->request.stream) return stream(res, jobs, ids);
+  if (jobs[0]->request.stream) return stream(res, jobs, ids, ctx.tool_format);
   std::vector<ChoiceText> choices(jobs.size());
   std::vector<CompletionResult> results;
   for (size_t i = 0; i < jobs.size(); ++i) {
+    std::optional<ToolReply> tools = tool_reply(*jobs[i], ctx.tool_format);
     for (bool started = i == 0;;) {
       CompletionEvent e = jobs[i]->events.pop();
       if (e.kind == CompletionEvent::Kind::Error) {
@@ -149,11 +178,14 @@ void complete(const ServerContext& ctx, const httplib::Request& req, httplib::Re
         continue;
       }
       if (e.kind == CompletionEvent::Kind::Done) {
+        ParsedReply reply = finish_tool_reply(tools, e.result);
+        choices[i].text += reply.content;
+        choices[i].calls = std::move(reply.calls);
         choices[i].finish_reason = e.result.finish_reason;
         results.push_back(e.result);
         break;
       }
-      choices[i].text += e.text;
+      choices[i].text += tools ? tools->push(e.text) : e.text;
       std::move(e.scores.begin(), e.scores.end(), std::back_inserter(choices[i].scores));
     }
   }
@@ -178,6 +210,7 @@ json props(const ServerContext& ctx) {
           {"n_ctx", ctx.model.n_ctx()},
           {"total_slots", ctx.scheduler.counts().total},
           {"chat_template", ctx.template_name},
+          {"tool_call_format", tool_call_format_name(ctx.tool_format)},
           {"concurrency",
            "batched: every slot has a KV cache of its own, and each step computes the next token of every generating slot in one forward pass"}};
 }

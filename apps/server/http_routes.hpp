@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "apps/server/tool_call_format.hpp"
+
 namespace httplib {
 class Server;
 }
@@ -26,6 +28,7 @@ struct ServerContext {
   std::string template_name;  // the chat template in use, for /props
   std::string api_key;        // --api-key; empty: no key asked for
   const ServerMetrics* metrics;  // --metrics: what GET /metrics reports; nullptr: no /metrics (404)
+  ToolCallFormat tool_format;  // how the template's model writes tool calls
 };
 
 void add_routes(httplib::Server& server, const ServerContext& context);

@@ -1,28 +1,18 @@
 #include "apps/server/openai_request.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <limits>
 
 #include "engine/error.hpp"
 #include "engine/grammar/json_schema.hpp"
+#include "apps/server/openai_tools.hpp"
+#include "apps/server/request_fields.hpp"
 
 namespace kiln {
 
 namespace {
 
-using nlohmann::json;
-
-[[noreturn]] void reject(const std::string& param, const std::string& rule) {
-  throw RequestError(400, "'" + param + "' " + rule, param);
-}
-
-// The field `key` if the body has it and it is not null.
-const json* field(const json& body, const char* key) {
-  const auto it = body.find(key);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
-}
+using json = RequestJson;
 
 double number(const json& body, const char* key, double def, double min, double max) {
   const json* v = field(body, key);
@@ -52,11 +42,6 @@ bool boolean(const json& body, const char* key, bool def) {
   return v->get<bool>();
 }
 
-std::string string_field(const json& v, const std::string& name) {
-  if (!v.is_string()) reject(name, "must be a string");
-  return v.get<std::string>();
-}
-
 // A message's content: a string, or a list of {"type": "text", "text": ...}
 // parts (joined), or null (an assistant message that only called tools).
 std::string message_content(const json& content, const std::string& name) {
@@ -84,12 +69,17 @@ std::vector<ChatMessage> messages(const json& body) {
     const std::string name = "messages[" + std::to_string(i) + "]";
     if (!m.is_object()) reject(name, "must be an object with 'role' and 'content'");
     if (!m.contains("role")) reject(name + ".role", "is required");
-    ChatMessage msg{string_field(m["role"], name + ".role"), ""};
+    ChatMessage msg;
+    msg.role = string_field(m["role"], name + ".role");
     if (msg.role != "system" && msg.role != "developer" && msg.role != "user" && msg.role != "assistant" &&
         msg.role != "tool")
       reject(name + ".role", "is '" + msg.role + "'; kiln knows system, developer, user, assistant and tool");
     if (!m.contains("content") && msg.role != "assistant") reject(name + ".content", "is required");
     msg.content = message_content(m.value("content", json()), name + ".content");
+    if (const json* calls = field(m, "tool_calls"); calls && msg.role == "assistant")
+      msg.tool_calls = read_tool_calls(*calls, name + ".tool_calls");
+    if (const json* id = field(m, "tool_call_id")) msg.tool_call_id = string_field(*id, name + ".tool_call_id");
+    if (const json* fn = field(m, "name")) msg.name = string_field(*fn, name + ".name");
     out.push_back(std::move(msg));
   }
   return out;
@@ -118,11 +108,6 @@ std::vector<std::string> stop_strings(const json& body) {
   for (const std::string& t : out)
     if (t.empty()) reject("stop", "must not hold an empty string");
   return out;
-}
-
-// Fields whose only value kiln serves is their default.
-void refuse_unsupported(const json& body) {
-  if (const json* tools = field(body, "tools"); tools && !tools->empty()) reject("tools", "is not supported");
 }
 
 // OpenAI's two shapes: a chat's `logprobs` is true or false and
@@ -183,7 +168,6 @@ CompletionRequest read_request(const json& body, Endpoint endpoint) {
   r.endpoint = endpoint;
   if (endpoint == Endpoint::ChatCompletions) r.messages = messages(body);
   else r.prompt = prompt(body);
-  refuse_unsupported(body);
 
   constexpr long long kIntMax = std::numeric_limits<int>::max();
   const char* max_key = endpoint == Endpoint::ChatCompletions && field(body, "max_completion_tokens")
@@ -207,6 +191,10 @@ CompletionRequest read_request(const json& body, Endpoint endpoint) {
   r.stop = stop_strings(body);
   r.stream = boolean(body, "stream", false);
   r.grammar = request_grammar(body);
+  if (endpoint == Endpoint::ChatCompletions) {
+    read_tools(body, r);
+    r.parallel_tool_calls = boolean(body, "parallel_tool_calls", true);
+  }
   return r;
 }
 

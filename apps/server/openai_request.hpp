@@ -25,10 +25,29 @@ class RequestError : public std::runtime_error {
 
 enum class Endpoint { Completions, ChatCompletions };
 
+// A function call in an assistant message, or one the model made.
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // a JSON object's text
+};
+
 struct ChatMessage {
   std::string role;  // system, developer, user, assistant or tool
   std::string content;
+  std::vector<ToolCall> tool_calls;  // assistant: the calls it made
+  std::string tool_call_id;          // tool: the call it answers
+  std::string name;                  // tool: the function's name, if given
 };
+
+// A function the model may call: `tools[i].function`.
+struct Tool {
+  std::string name;
+  std::string parameters;  // its arguments' JSON schema, as JSON text
+  std::string json;        // the whole {"type": "function", "function": {...}} entry, for the template
+};
+
+enum class ToolChoice { Auto, None, Required, Named };
 
 inline constexpr int kMaxChoices = 16;               // n
 inline constexpr int kMaxTopLogprobsChat = 20;       // top_logprobs, as OpenAI
@@ -46,12 +65,22 @@ struct CompletionRequest {
   bool logprobs = false;  // each generated token's log-probability (engine/session/token_logprobs.hpp)
   int top_logprobs = 0;   // and this many of the likeliest tokens at its position
   bool echo = false;      // /v1/completions: the prompt before the text, its tokens scored too with logprobs
-  // What the output must follow (grammar, json_schema, response_format), or none.
+  // What the output must follow (grammar, json_schema, response_format, or
+  // a tool call that tool_choice forces), or none.
   std::shared_ptr<const grammar::Grammar> grammar;
+  std::vector<Tool> tools;                 // empty: none offered
+  ToolChoice tool_choice = ToolChoice::Auto;
+  std::string forced_function;             // ToolChoice::Named: the function's name
+  bool parallel_tool_calls = true;         // more than one call per reply
+  // tool_choice auto: once the reply writes `call_trigger` (the format's
+  // opening marker), the rest of it, from the marker on, follows `call_grammar`.
+  std::shared_ptr<const grammar::Grammar> call_grammar;
+  std::string call_trigger;
 };
 
 // Throws RequestError (400) for malformed JSON, a missing or mistyped field,
-// a value out of range, or a feature kiln does not serve (tools). Fields it does not know are ignored, as
+// a value out of range, and for tools that are not a list of named functions
+// or a tool_choice naming none of them. Fields it does not know are ignored, as
 // OpenAI clients send more than every server reads.
 CompletionRequest parse_completion_request(std::string_view body, Endpoint endpoint);
 

@@ -72,8 +72,17 @@ json completion_body(Endpoint endpoint, const ResponseIds& ids, const std::vecto
     json choice = {{"index", i},
                    {"finish_reason", c.finish_reason},
                    {"logprobs", logprobs ? logprobs_json(endpoint, c.scores) : json(nullptr)}};
-    if (endpoint == Endpoint::ChatCompletions) choice["message"] = {{"role", "assistant"}, {"content", c.text}};
-    else choice["text"] = c.text;
+    if (endpoint == Endpoint::ChatCompletions) {
+      choice["message"] = {{"role", "assistant"}, {"content", c.text.empty() && !c.calls.empty() ? json(nullptr) : json(c.text)}};
+      if (!c.calls.empty()) {
+        json list = json::array();
+        for (const ToolCall& call : c.calls)
+          list.push_back({{"id", call.id}, {"type", "function"}, {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+        choice["message"]["tool_calls"] = std::move(list);
+      }
+    } else {
+      choice["text"] = c.text;
+    }
     body["choices"].push_back(std::move(choice));
   }
   body["usage"] = usage(usage_of_all);
@@ -99,6 +108,23 @@ json completion_chunk(Endpoint endpoint, const ResponseIds& ids, const ChunkChoi
     body["timings"] = timings(*usage_of_all);
   }
   return body;
+}
+
+std::vector<json> tool_call_chunks(const ResponseIds& ids, int index, const std::vector<ToolCall>& calls) {
+  std::vector<json> chunks;
+  const auto chunk = [&](json call) {
+    json body = envelope(Endpoint::ChatCompletions, ids, true);
+    body["choices"] = json::array({{{"index", index},
+                                    {"finish_reason", nullptr},
+                                    {"logprobs", nullptr},
+                                    {"delta", {{"tool_calls", json::array({std::move(call)})}}}}});
+    chunks.push_back(std::move(body));
+  };
+  for (size_t i = 0; i < calls.size(); ++i) {
+    chunk({{"index", i}, {"id", calls[i].id}, {"type", "function"}, {"function", {{"name", calls[i].name}, {"arguments", ""}}}});
+    chunk({{"index", i}, {"function", {{"arguments", calls[i].arguments}}}});
+  }
+  return chunks;
 }
 
 json error_body(int status, const std::string& message, const std::string& param) {

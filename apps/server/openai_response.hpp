@@ -28,11 +28,12 @@ struct ResponseIds {
 ResponseIds new_response_ids(Endpoint endpoint, const std::string& model);
 
 // One choice of an answer (n of them with n > 1): its text, how it ended,
-// and with logprobs its tokens' scores.
+// with logprobs its tokens' scores, and the tool calls read from it.
 struct ChoiceText {
   std::string text;
   std::vector<TokenScore> scores;
   std::string finish_reason;
+  std::vector<ToolCall> calls;
 };
 
 // The usage of a request's n choices: the prompt once (as the first choice
@@ -40,7 +41,8 @@ struct ChoiceText {
 CompletionResult combined_usage(const std::vector<CompletionResult>& choices);
 
 // The whole answer of a request that did not stream; `logprobs`: each
-// choice's scores are reported (else its logprobs are null).
+// choice's scores are reported (else its logprobs are null). A chat choice
+// with calls has `tool_calls` (and null content if it has none).
 nlohmann::json completion_body(Endpoint endpoint, const ResponseIds& ids, const std::vector<ChoiceText>& choices,
                                bool logprobs, const CompletionResult& usage);
 
@@ -58,6 +60,11 @@ struct ChunkChoice {
 // One chunk of a stream; the very last one also has `usage`.
 nlohmann::json completion_chunk(Endpoint endpoint, const ResponseIds& ids, const ChunkChoice& choice,
                                 const CompletionResult* usage = nullptr);
+
+// The chunks of a stream that carry the tool calls of chat choice `index`,
+// as OpenAI streams them: for each call, its index, id, type and name with
+// empty arguments, then its arguments.
+std::vector<nlohmann::json> tool_call_chunks(const ResponseIds& ids, int index, const std::vector<ToolCall>& calls);
 
 // {"error": {"message", "type", "param", "code"}}.
 nlohmann::json error_body(int status, const std::string& message, const std::string& param = "");

@@ -6,6 +6,7 @@
 #include "engine/error.hpp"
 #include "engine/session/session.hpp"
 #include "apps/cli_chat.hpp"
+#include "apps/server/tool_prompt.hpp"
 
 namespace kiln {
 
@@ -17,17 +18,18 @@ const char* prompt_field(const CompletionRequest& r) {
 
 }  // namespace
 
-RequestPrompt request_prompt(const Model& model, const chat::ChatTemplate& chat_template, const CompletionRequest& r) {
+RequestPrompt request_prompt(const Model& model, const chat::ChatTemplate& chat_template, ToolCallFormat format,
+                             const CompletionRequest& r) {
   const Tokenizer& tok = model.tokenizer();
   const size_t n_ctx = static_cast<size_t>(model.n_ctx());
   RequestPrompt p;
   std::optional<std::vector<int32_t>> tokens;
   // Tokenizing gives up as soon as the prompt is known not to fit.
   if (r.endpoint == Endpoint::ChatCompletions) {
-    chat::Array messages;
-    for (const ChatMessage& m : r.messages) messages.push_back(chat::chat_message(m.role, m.content));
     try {
-      p.rendered = chat_template.render(chat::reply_inputs(tok, std::move(messages), local_now()));
+      chat::ChatInputs inputs = chat::reply_inputs(tok, template_messages(r, format), local_now());
+      inputs.extra = template_variables(r, format);
+      p.rendered = chat_template.render(inputs);
     } catch (const Error& e) {  // the template refused the conversation (raise_exception) or could not render it
       throw RequestError(400, std::string("the chat template cannot render these messages: ") + e.what(), "messages");
     }

@@ -12,6 +12,7 @@
 #include "engine/chat/chat_template.hpp"
 #include "engine/model.hpp"
 #include "apps/server/openai_request.hpp"
+#include "apps/server/tool_call_format.hpp"
 
 namespace kiln {
 
@@ -20,12 +21,14 @@ struct RequestPrompt {
   chat::Text rendered;          // a chat's text as the template wrote it; empty for /v1/completions
 };
 
-// A chat is rendered with `chat_template` and tokenized with special tokens
+// A chat is rendered with `chat_template` (its tools as `format` has them:
+// apps/server/tool_prompt.hpp) and tokenized with special tokens
 // only where the template wrote them; a plain prompt reads special-token text
 // as those tokens (as llama.cpp and the program's -p do). Throws RequestError
 // (400) for a conversation the template refuses, a prompt of no tokens or one
 // longer than the context.
-RequestPrompt request_prompt(const Model& model, const chat::ChatTemplate& chat_template, const CompletionRequest& r);
+RequestPrompt request_prompt(const Model& model, const chat::ChatTemplate& chat_template, ToolCallFormat format,
+                             const CompletionRequest& r);
 
 // Throws RequestError (400) naming the request's prompt field if `n_tokens` do not fit in the context.
 void check_request_fits(const Model& model, const CompletionRequest& r, size_t n_tokens);

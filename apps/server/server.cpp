@@ -75,7 +75,8 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   const std::string template_name = chat_template.name();
   const size_t cache_bytes = cache_ram_bytes(opt.cache_ram_mib);
   ServerMetrics metrics(static_cast<size_t>(opt.parallel) * static_cast<size_t>(model->n_ctx()));
-  CompletionRunner runner(*model, threads, opt.parallel, cache_bytes, metrics);
+  const ToolCallFormat tool_format = detect_tool_call_format(chat_template.source());
+  CompletionRunner runner(*model, threads, opt.parallel, cache_bytes, metrics, tool_call_tokens(tool_format));
   SlotScheduler scheduler(opt.parallel, runner);
 
   httplib::Server server;
@@ -84,7 +85,7 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   const size_t http_threads = std::max<size_t>(8, static_cast<size_t>(opt.parallel) + 4);
   server.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
   const ServerContext context{*model, scheduler, chat_template, opt.alias.empty() ? name : opt.alias, template_name,
-                              opt.api_key, opt.metrics ? &metrics : nullptr};
+                              opt.api_key, opt.metrics ? &metrics : nullptr, tool_format};
   add_routes(server, context);
   // cpp-httplib listens with a backlog of 5 connections, so many clients
   // connecting at once overflow it and some lose their request; listening

@@ -62,7 +62,7 @@ Value strftime_now(const std::tm& now, const Args& a) {
 }  // namespace
 
 ChatTemplate::ChatTemplate(std::string_view source, std::string name)
-    : name_(std::move(name)), body_(std::make_shared<const Body>(parse_template(lex_template(source, name_), name_))) {}
+    : name_(std::move(name)), source_(source), body_(std::make_shared<const Body>(parse_template(lex_template(source, name_), name_))) {}
 
 Text ChatTemplate::render(const ChatInputs& inputs) const {
   auto globals = make_object();

@@ -37,9 +37,12 @@ class ChatTemplate {
   Text render(const ChatInputs& inputs) const;
 
   const std::string& name() const { return name_; }
+  // The template's text (the server tells a model's tool-call format from it).
+  const std::string& source() const { return source_; }
 
  private:
   std::string name_;
+  std::string source_;
   std::shared_ptr<const Body> body_;
 };
 

@@ -2,10 +2,11 @@
 //
 // Checks kiln's template renderer against rendered conversations: CASES.json
 // is a list of {"template": file, "bos_token", "eos_token", "cases": [{"name",
-// "messages", "add_generation_prompt", "expected" | "error", "extra"?}]}
-// (the format of ../shared/chat-templates/cases.json). Templates are read from
-// TEMPLATE_DIR (default: the folder of CASES.json). Prints each mismatch and
-// "N/M cases match"; exits 0 only when all do.
+// "messages", "add_generation_prompt", "expected" | "error", "extra"?, ...}]}
+// (the format of ../shared/chat-templates/cases.json; any other key of a case
+// is a template variable, as in ../shared/chat-templates/tools/cases.json).
+// Templates are read from TEMPLATE_DIR (default: the folder of CASES.json).
+// Prints each mismatch and "N/M cases match"; exits 0 only when all do.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -40,6 +41,24 @@ std::string string_field(const Value& obj, const std::string& key, const std::st
   const Value& v = field(obj, key, where);
   if (!v.is_string()) throw Error(where + ": \"" + key + "\" is not a string");
   return v.as_text().str();
+}
+
+// The keys of a case that say what to render and what to expect; "extra" is
+// an object of more variables. Every other key is one more template variable
+// (tools, enable_thinking, ...), as apply_chat_template(..., **kwargs) hands
+// them to the template in Python.
+bool is_case_field(const std::string& key) {
+  return key == "name" || key == "messages" || key == "add_generation_prompt" || key == "expected" ||
+         key == "error" || key == "extra";
+}
+
+std::shared_ptr<Object> template_variables(const Value& test_case) {
+  auto vars = make_object();
+  if (const Value* extra = test_case.as_object().find("extra"); extra && extra->is_object())
+    vars->items = extra->as_object().items;
+  for (const auto& [key, value] : test_case.as_object().items)
+    if (!is_case_field(key)) vars->set(key, value);
+  return vars;
 }
 
 std::tm parse_date(const std::string& text) {
@@ -93,8 +112,7 @@ int run(int argc, char** argv) {
       in.bos_token = string_field(entry, "bos_token", where);
       in.eos_token = string_field(entry, "eos_token", where);
       in.now = now;
-      if (const Value* extra = c.as_object().find("extra"); extra && extra->is_object())
-        in.extra = std::make_shared<Object>(extra->as_object());
+      in.extra = template_variables(c);
       const bool want_error = c.as_object().find("error") != nullptr;
       const std::string expected = want_error ? "" : string_field(c, "expected", where + " " + name);
       ++total;

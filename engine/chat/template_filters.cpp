@@ -125,6 +125,30 @@ Value sorted(const Value& input, const Args& a, bool unique_only) {
   return Value(Array(std::move(items)));
 }
 
+// Jinja's dictsort(case_sensitive=False, by="key", reverse=False): the dict's
+// (key, value) pairs sorted by key or by value, strings compared lowercased
+// unless case_sensitive.
+Value dictsort(const Value& input, const Args& a) {
+  a.check("dictsort", 3, {"case_sensitive", "by", "reverse"});
+  if (!input.is_object()) throw ValueError("dictsort: expected a mapping, got " + input.type_name());
+  const Value* case_sensitive = a.get(0, "case_sensitive");
+  const bool fold = !(case_sensitive && case_sensitive->truthy());
+  const Value* by = a.get(1, "by");
+  const std::string by_what = by ? string_arg(*by, "by") : "key";
+  if (by_what != "key" && by_what != "value") throw ValueError("dictsort: 'by' must be 'key' or 'value'");
+  const size_t part = by_what == "key" ? 0 : 1;
+  const bool reverse = a.get(2, "reverse") && a.get(2, "reverse")->truthy();
+  const auto key = [&](const Value& pair) {
+    const Value& k = pair.as_array()[part];
+    return fold && k.is_string() ? Value(lower(k.as_text())) : k;
+  };
+  std::vector<Value> pairs = iterate(get_attribute(input, "items").as_function()(Args{}));
+  std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& x, const Value& y) {
+    return reverse ? less(key(y), key(x)) : less(key(x), key(y));
+  });
+  return Value(Array(std::move(pairs)));
+}
+
 Value minmax(const Value& input, const Args& a, bool want_max) {
   a.check(want_max ? "max" : "min", 2, {"case_sensitive", "attribute"});
   std::vector<Value> items = iterate(input);
@@ -230,6 +254,7 @@ Value apply_filter(const std::string& name, const Value& v, const Args& a) {
   }
   if (name == "attr") return get_attribute(v, string_arg(require_arg(a, 0, "name", name), name));
   if (name == "sort") return sorted(v, a, false);
+  if (name == "dictsort") return dictsort(v, a);
   if (name == "unique") return sorted(v, a, true);
   if (name == "min" || name == "max") return minmax(v, a, name == "max");
   if (name == "sum") {

@@ -27,6 +27,10 @@ class GrammarConstraint final : public TokenConstraint {
   const TokenBits& allowed();
   // Reads a chosen token. Throws kiln::Error if the grammar does not allow it.
   void accept(int32_t token) override;
+  // Reads text generated before the constraint began (a grammar that starts
+  // at a marker the model wrote): false, having read nothing, if the grammar
+  // does not allow all of it.
+  bool accept_text(std::string_view bytes) { return matcher_.accept(bytes); }
 
   // An end-of-generation token may come now.
   bool can_end() const { return matcher_.can_end(); }

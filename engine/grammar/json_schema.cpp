@@ -52,12 +52,12 @@ bool has_type(const Json& v, const std::string& type) {
 
 class Converter {
  public:
-  explicit Converter(const Json& root) : root_(root) {}
+  Converter(const Json& root, std::string prefix) : root_(root), prefix_(std::move(prefix)) {}
 
-  std::string convert() {
-    const std::string root = visit(root_, "root", "", 0);
-    std::string out = "root ::= " + root + "\n" + schema::common_rules();
-    for (const auto& [name, body] : rules_) out += name + " ::= " + body + "\n";
+  SchemaRules convert() {
+    SchemaRules out;
+    out.start = visit(root_, "root", "", 0);
+    for (const auto& [name, body] : rules_) out.rules += name + " ::= " + body + "\n";
     return out;
   }
 
@@ -67,7 +67,7 @@ class Converter {
   }
 
   std::string unique_name(const std::string& hint) {
-    std::string name;
+    std::string name = prefix_;
     for (const char c : hint) {
       const bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
       name += word ? c : '-';
@@ -384,11 +384,12 @@ class Converter {
   std::map<std::string, std::string> rules_;
   std::map<std::string, std::string> refs_;  // $ref -> its rule
   std::map<std::string, int> used_names_;
+  std::string prefix_;  // of every rule's name
 };
 
 }  // namespace
 
-std::string json_schema_to_gbnf(std::string_view schema) {
+SchemaRules json_schema_rules(std::string_view schema, const std::string& prefix) {
   Json root;
   try {
     root = Json::parse(schema);
@@ -396,11 +397,18 @@ std::string json_schema_to_gbnf(std::string_view schema) {
     throw Error(std::string("JSON schema: not JSON (") + e.what() + ")");
   }
   try {
-    return Converter(root).convert();
+    return Converter(root, prefix).convert();
   } catch (const nlohmann::json::exception& e) {  // a keyword's value of a type the converter did not check
     throw Error(std::string("JSON schema: a keyword's value has the wrong type (") + e.what() + ")");
   }
 }
+
+std::string json_schema_to_gbnf(std::string_view schema) {
+  const SchemaRules r = json_schema_rules(schema, "");
+  return "root ::= " + r.start + "\n" + schema::common_rules() + r.rules;
+}
+
+std::string json_common_gbnf() { return schema::common_rules(); }
 
 std::string json_object_gbnf() { return "root ::= object\n" + schema::common_rules(); }
 

@@ -27,6 +27,18 @@ namespace kiln::grammar {
 // than 64.
 std::string json_schema_to_gbnf(std::string_view schema);
 
+// The rules of a schema for a grammar that holds several (the arguments of
+// each function a tool call may name): every rule's name starts with
+// `prefix`, `start` is the one for the whole document. They use the shared
+// JSON rules (json_common_gbnf()), which the grammar must hold once.
+struct SchemaRules {
+  std::string start;
+  std::string rules;
+};
+SchemaRules json_schema_rules(std::string_view schema, const std::string& prefix);
+// The JSON rules every converted schema may use (ws, string, value, object, ...).
+std::string json_common_gbnf();
+
 // Any JSON object: `response_format: {"type": "json_object"}`.
 std::string json_object_gbnf();
 

@@ -48,13 +48,14 @@ TokenTrie::TokenTrie(const std::vector<std::string_view>& texts, std::vector<int
   for (const uint32_t n : path) nodes_[n].end = static_cast<uint32_t>(nodes_.size());
 }
 
-TokenTrie TokenTrie::from_tokenizer(const Tokenizer& tok) {
+TokenTrie TokenTrie::from_tokenizer(const Tokenizer& tok, std::span<const int32_t> kept) {
   std::vector<std::string_view> texts(static_cast<size_t>(tok.n_vocab()));
   std::vector<int32_t> end_of_generation;
   for (int32_t id = 0; id < tok.n_vocab(); ++id) {
     if (tok.is_end_of_generation(id)) end_of_generation.push_back(id);
     texts[id] = tok.text(id);
   }
+  for (int32_t id : kept) texts[id] = tok.piece(id);
   return TokenTrie(texts, std::move(end_of_generation));
 }
 

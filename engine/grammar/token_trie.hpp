@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -29,7 +30,10 @@ class TokenTrie {
   // with none (control tokens) never match a grammar and are left out, as
   // are `end_of_generation`, the tokens that end a generation.
   TokenTrie(const std::vector<std::string_view>& texts, std::vector<int32_t> end_of_generation);
-  static TokenTrie from_tokenizer(const Tokenizer& tok);
+  // The vocabulary's tokens by their text; the control tokens in `kept`
+  // (those a tool-call format writes, such as Mistral's [TOOL_CALLS]) by
+  // their piece, which the generated text then holds.
+  static TokenTrie from_tokenizer(const Tokenizer& tok, std::span<const int32_t> kept = {});
 
   int n_vocab() const { return static_cast<int>(texts_.size()); }
   std::string_view text(int32_t token) const { return texts_.at(static_cast<size_t>(token)); }
