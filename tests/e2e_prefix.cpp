@@ -15,7 +15,7 @@
 #include <span>
 
 #include "codegen/synth.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/session/prefix_store.hpp"
 #include "engine/session/session.hpp"
 #include "engine/session/state_file.hpp"

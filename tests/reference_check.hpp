@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "engine/gguf/gguf.hpp"
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 
 namespace kiln::test {
 

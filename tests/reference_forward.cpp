@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "tests/reference_dequant.hpp"
 
 namespace kiln::test {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "engine/files/atomic_file.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "tests/temp_folder.hpp"
 
 namespace fs = std::filesystem;

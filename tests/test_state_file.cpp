@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/session/state_file.hpp"
 #include "tests/temp_folder.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "models/weight_image.hpp"
 #include "tests/temp_folder.hpp"
 

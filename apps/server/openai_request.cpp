@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/grammar/json_schema.hpp"
 
 namespace kiln {
