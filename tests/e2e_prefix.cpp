@@ -21,8 +21,8 @@
 #include "engine/session/state_file.hpp"
 #include "apps/prefix_bench.hpp"
 #include STORIES_HEADER
-#include "tests/run_process.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/run_process.hpp"
+#include "tests/support/temp_folder.hpp"
 
 using kiln::Session;
 using kiln::SessionState;

@@ -16,7 +16,7 @@
 
 #include "engine/files/atomic_file.hpp"
 #include "engine/error/error.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/temp_folder.hpp"
 
 namespace fs = std::filesystem;
 using kiln::test::TempFolder;

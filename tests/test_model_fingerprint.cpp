@@ -14,7 +14,7 @@
 #include "engine/model/model_fingerprint.hpp"
 #include "models/describe.hpp"
 #include "models/presets.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/temp_folder.hpp"
 
 using kiln::GgufFile;
 using kiln::test::TempFolder;

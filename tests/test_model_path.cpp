@@ -5,7 +5,7 @@
 
 #include "engine/error/error.hpp"
 #include "engine/model/model_path.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/temp_folder.hpp"
 
 using kiln::resolve_model_path;
 using kiln::test::TempFolder;

@@ -1,5 +1,5 @@
 // Checking a compiled model against the plain reference forward pass
-// (tests/reference_forward.hpp), shared by the end-to-end suites.
+// (tests/support/reference_forward.hpp), shared by the end-to-end suites.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "tests/vocab_variants.hpp"
+#include "tests/support/vocab_variants.hpp"
 
 #include <map>
 

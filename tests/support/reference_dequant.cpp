@@ -1,4 +1,4 @@
-#include "tests/reference_dequant.hpp"
+#include "tests/support/reference_dequant.hpp"
 
 #include <algorithm>
 #include <cmath>

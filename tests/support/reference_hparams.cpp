@@ -1,4 +1,4 @@
-#include "tests/reference_hparams.hpp"
+#include "tests/support/reference_hparams.hpp"
 
 #include <cmath>
 
