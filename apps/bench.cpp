@@ -7,9 +7,8 @@
 #include <optional>
 #include <random>
 
-#include "engine/cli_support.hpp"
-#include "engine/error.hpp"
 #include "apps/bench_stats.hpp"
+#include "apps/cli_support.hpp"
 #include "apps/load_bench.hpp"
 #include "apps/machine_probe.hpp"
 #include "apps/options/parse_options.hpp"
@@ -17,8 +16,9 @@
 #include "apps/prefix_bench.hpp"
 #include "apps/resident_memory.hpp"
 #include "apps/token_profile.hpp"
-#include "engine/elapsed.hpp"
-#include "engine/load_threads.hpp"
+#include "engine/error/error.hpp"
+#include "engine/model/load_threads.hpp"
+#include "engine/timing/elapsed.hpp"
 
 namespace kiln {
 

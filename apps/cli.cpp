@@ -7,18 +7,18 @@
 #include <iostream>
 #include <optional>
 
-#include "engine/cli_support.hpp"
-#include "engine/error.hpp"
-#include "engine/model_path.hpp"
-#include "engine/session/session.hpp"
 #include "apps/cli_chat.hpp"
+#include "apps/cli_support.hpp"
+#include "apps/logits_dump.hpp"
 #include "apps/options/parse_options.hpp"
 #include "apps/options/usage.hpp"
-#include "apps/logits_dump.hpp"
 #include "apps/output_grammar.hpp"
 #include "apps/prompt_cache.hpp"
-#include "engine/elapsed.hpp"
-#include "engine/load_threads.hpp"
+#include "engine/error/error.hpp"
+#include "engine/model/load_threads.hpp"
+#include "engine/model/model_path.hpp"
+#include "engine/session/session.hpp"
+#include "engine/timing/elapsed.hpp"
 
 namespace kiln {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 
 namespace kiln {
 

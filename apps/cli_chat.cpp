@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "engine/chat/chat_prompt.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "apps/output_grammar.hpp"
 
 namespace kiln {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/chat/chat_template.hpp"
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 #include "engine/session/sampler.hpp"
 #include "engine/session/session.hpp"
 #include "apps/options/options.hpp"

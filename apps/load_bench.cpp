@@ -13,10 +13,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "apps/bench_stats.hpp"
 #include "apps/resident_memory.hpp"
-#include "engine/load_threads.hpp"
+#include "engine/model/load_threads.hpp"
 
 extern char** environ;
 

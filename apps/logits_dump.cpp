@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "engine/files/atomic_file.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 

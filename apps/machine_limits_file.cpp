@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "apps/machine_probe.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/files/atomic_file.hpp"
 #include "engine/files/file_cache.hpp"
 

@@ -10,8 +10,8 @@
 #include <memory>
 #include <xsimd/xsimd.hpp>
 
-#include "engine/error.hpp"
-#include "engine/elapsed.hpp"
+#include "engine/error/error.hpp"
+#include "engine/timing/elapsed.hpp"
 
 namespace kiln {
 

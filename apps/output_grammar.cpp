@@ -3,8 +3,8 @@
 #include <string>
 #include <utility>
 
-#include "engine/cli_support.hpp"
-#include "engine/error.hpp"
+#include "apps/cli_support.hpp"
+#include "engine/error/error.hpp"
 #include "engine/grammar/grammar_constraint.hpp"
 #include "engine/grammar/json_schema.hpp"
 

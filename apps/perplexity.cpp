@@ -6,13 +6,13 @@
 #include <cstdio>
 #include <optional>
 
-#include "engine/cli_support.hpp"
-#include "engine/error.hpp"
+#include "apps/cli_support.hpp"
 #include "apps/options/parse_options.hpp"
 #include "apps/options/usage.hpp"
 #include "apps/perplexity_score.hpp"
-#include "engine/elapsed.hpp"
-#include "engine/load_threads.hpp"
+#include "engine/error/error.hpp"
+#include "engine/model/load_threads.hpp"
+#include "engine/timing/elapsed.hpp"
 
 namespace kiln {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 
 namespace kiln {
 

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <random>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/session/session.hpp"
 #include "engine/session/state_file.hpp"
 #include "apps/bench_stats.hpp"

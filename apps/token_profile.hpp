@@ -4,8 +4,8 @@
 // minus its kernels.
 #pragma once
 
-#include "engine/kernel_times.hpp"
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
+#include "engine/timing/kernel_times.hpp"
 
 namespace kiln {
 

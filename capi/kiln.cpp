@@ -15,7 +15,7 @@
 
 #include "capi/compiled_model.hpp"
 #include "capi/kiln_checked.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/session/sampler.hpp"
 #include "engine/session/session.hpp"
 #include "engine/tokenizer/tokenizer.hpp"

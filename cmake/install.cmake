@@ -24,7 +24,7 @@ endif()
 target_compile_options(kiln_arch INTERFACE "$<INSTALL_INTERFACE:${kiln_installed_arch_flags}>")
 
 install(TARGETS kiln_arch kiln_kernels kiln_files kiln_gguf kiln_engine kiln_chat kiln_grammar kiln_models kiln_capi
-        kiln_cli kiln_machine_probe kiln_bench kiln_perplexity kiln-codegen kiln-synth kiln-chat-template
+        kiln_cli_support kiln_cli kiln_machine_probe kiln_bench kiln_perplexity kiln-codegen kiln-synth kiln-chat-template
         EXPORT kilnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

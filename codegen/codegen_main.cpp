@@ -13,9 +13,9 @@
 #include <iterator>
 #include <string>
 
+#include "apps/cli_support.hpp"
 #include "codegen/emit.hpp"
 #include "engine/files/atomic_file.hpp"
-#include "engine/cli_support.hpp"
 #include "engine/gguf/gguf.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
 #include "models/describe.hpp"

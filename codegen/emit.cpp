@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "models/decoder/block_tensors.hpp"
 #include "models/describe.hpp"
 
@@ -180,7 +180,7 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
   const bool embed = !opt.embed_image.empty();
   out.header = banner +
                "#pragma once\n\n#include <cstdint>\n#include <memory>\n#include <string>\n\n"
-               "#include \"engine/kernel_times.hpp\"\n#include \"engine/model.hpp\"\n\n"
+               "#include \"engine/timing/kernel_times.hpp\"\n#include \"engine/model/model.hpp\"\n\n"
                "namespace " + ns + " {\n\n"
                "// The GGUF this model was compiled from, where it was at build time.\n"
                "inline constexpr const char* kDefaultGguf = " + quoted(opt.gguf_path) + ";\n"
@@ -211,7 +211,7 @@ GeneratedSources emit_model(const ModelDesc& d, const BuildOptions& opt) {
   const std::string image_symbol = "kiln_weights_" + identifier(opt.name);
   std::ostringstream m;
   m << banner << "#include \"" << opt.name << ".hpp\"\n" << forward_include
-    << "\n#include \"engine/model_path.hpp\"\n#include \"models/decoder/compiled_model.hpp\"\n\n";
+    << "\n#include \"engine/model/model_path.hpp\"\n#include \"models/decoder/compiled_model.hpp\"\n\n";
   if (embed)
     m << "// The weight image, in the program's read-only data (" << opt.name << ".weights.cpp).\n"
       << "extern \"C\" __attribute__((visibility(\"hidden\"))) const unsigned char " << image_symbol << "[];\n"

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "engine/model_desc.hpp"
+#include "engine/model/model_desc.hpp"
 #include "kernels/tensor_type.hpp"
 
 namespace kiln::codegen {

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "apps/cli_support.hpp"
 #include "codegen/synth.hpp"
-#include "engine/cli_support.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "engine/gguf/gguf.hpp"
-#include "engine/model_desc.hpp"
+#include "engine/model/model_desc.hpp"
 
 namespace kiln {
 

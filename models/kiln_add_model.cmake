@@ -23,7 +23,7 @@
 # the layout the kernels read: <name>-pack writes them (<name>.weights) at
 # build time, and the programs run with no GGUF (-m still takes one).
 # Without EMBED, load() finds the GGUF through $KILN_MODEL_PATH, next to the
-# program, or where it was at build time (engine/model_path.hpp).
+# program, or where it was at build time (engine/model/model_path.hpp).
 function(kiln_add_model name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "EMBED" "GGUF;CTX;BATCH;KV" "")
   if(NOT ARG_GGUF)
@@ -72,7 +72,7 @@ function(kiln_add_model name)
     # writes (run through CMAKE_CROSSCOMPILING_EMULATOR when cross-compiling).
     add_executable(${name}-pack "${out}/${name}.pack.cpp")
     target_include_directories(${name}-pack PRIVATE "${out}")
-    target_link_libraries(${name}-pack PRIVATE kiln::models kiln::arch)
+    target_link_libraries(${name}-pack PRIVATE kiln::models kiln::cli_support kiln::arch)
     set_target_properties(${name}-pack PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${out}")
     add_custom_command(
       OUTPUT "${out}/${name}.weights"

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "engine/huge_pages.hpp"
-#include "engine/load_threads.hpp"
+#include "engine/memory/huge_pages.hpp"
+#include "engine/model/load_threads.hpp"
 #include "kernels/interleave.hpp"
 #include "kernels/team.hpp"
 
@@ -29,7 +29,7 @@ void release_file_pages(const void* p, uint64_t n) {
 
 void LoadedWeights::FreeAligned::operator()(void* p) const { std::free(p); }
 
-// Copies are on 2 MB pages where they are 2 MB or more (engine/huge_pages.hpp).
+// Copies are on 2 MB pages where they are 2 MB or more (engine/memory/huge_pages.hpp).
 // Measured on stories110m Q8_0 from its GGUF: 30,700 -> 24,500 page faults,
 // load() 0.95 -> 0.82 s on one thread (most of its matrices are under 2 MB).
 void* LoadedWeights::allocate(int64_t bytes) {

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <utility>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/files/content_hash.hpp"
 #include "engine/files/mapped_file.hpp"
 

@@ -36,9 +36,9 @@
 #include "kiln_test_synth_smollm3_q8_0.hpp"
 #include "kiln_test_synth_llama_q5_iq4.hpp"
 #include "kiln_test_synth_qwen2_q2_q3.hpp"
-#include "tests/llamacpp_reference.hpp"
-#include "tests/reference_check.hpp"
-#include "tests/synth_fixture_checks.hpp"
+#include "tests/support/llamacpp_reference.hpp"
+#include "tests/support/reference_check.hpp"
+#include "tests/support/synth_fixture_checks.hpp"
 
 namespace {
 

@@ -16,8 +16,8 @@
 
 #include "kernels/arch/cpu_features.hpp"
 #include "kiln.h"
-#include "tests/run_process.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/run_process.hpp"
+#include "tests/support/temp_folder.hpp"
 
 #if defined(__has_feature)
 #define KILN_CLANG_ASAN __has_feature(address_sanitizer)

@@ -11,8 +11,8 @@
 #include "engine/chat/chat_prompt.hpp"
 #include "engine/session/session.hpp"
 #include "kiln_test_stories260K.hpp"
-#include "tests/run_process.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/run_process.hpp"
+#include "tests/support/temp_folder.hpp"
 
 using kiln::test::run_process;
 using Tokens = std::vector<int32_t>;

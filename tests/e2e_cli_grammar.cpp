@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/json_schema_check.hpp"
-#include "tests/run_process.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/json_schema_check.hpp"
+#include "tests/support/run_process.hpp"
+#include "tests/support/temp_folder.hpp"
 
 using kiln::test::ProcessResult;
 using kiln::test::TempFolder;

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "engine/gguf/gguf.hpp"
-#include "tests/run_process.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/run_process.hpp"
+#include "tests/support/temp_folder.hpp"
 
 using kiln::test::run_process;
 using kiln::test::TempFolder;

@@ -17,9 +17,9 @@
 #include "engine/session/session.hpp"
 #include "kiln_test_stories260K.hpp"
 #include "kiln_test_stories260K_embed.hpp"
-#include "tests/fixtures.hpp"
-#include "tests/run_process.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/fixtures.hpp"
+#include "tests/support/run_process.hpp"
+#include "tests/support/temp_folder.hpp"
 
 namespace fs = std::filesystem;
 using kiln::test::run_process;

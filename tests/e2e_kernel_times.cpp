@@ -14,9 +14,9 @@
 #include "kiln_test_synth_llama_mixed.hpp"
 #include "kiln_test_synth_qwen2_mixed.hpp"
 #include "apps/token_profile.hpp"
-#include "tests/reference_check.hpp"
-#include "tests/run_process.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/reference_check.hpp"
+#include "tests/support/run_process.hpp"
+#include "tests/support/temp_folder.hpp"
 
 namespace {
 

@@ -11,10 +11,10 @@
 
 #include "engine/gguf/gguf.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
-#include "tests/fixtures.hpp"
-#include "tests/reference_forward.hpp"
-#include "tests/run_process.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/fixtures.hpp"
+#include "tests/support/reference_forward.hpp"
+#include "tests/support/run_process.hpp"
+#include "tests/support/temp_folder.hpp"
 
 namespace {
 

@@ -15,14 +15,14 @@
 #include <span>
 
 #include "codegen/synth.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/session/prefix_store.hpp"
 #include "engine/session/session.hpp"
 #include "engine/session/state_file.hpp"
 #include "apps/prefix_bench.hpp"
 #include STORIES_HEADER
-#include "tests/run_process.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/run_process.hpp"
+#include "tests/support/temp_folder.hpp"
 
 using kiln::Session;
 using kiln::SessionState;

@@ -15,8 +15,8 @@
 
 #include "apps/server/stop_text.hpp"
 #include "kiln_test_stories260K.hpp"
-#include "tests/run_process.hpp"
-#include "tests/server_process.hpp"
+#include "tests/support/run_process.hpp"
+#include "tests/support/server_process.hpp"
 
 using nlohmann::json;
 using kiln::test::get;

@@ -12,8 +12,8 @@
 
 #include "engine/grammar/grammar.hpp"
 #include "engine/grammar/matcher.hpp"
-#include "tests/json_schema_check.hpp"
-#include "tests/server_process.hpp"
+#include "tests/support/json_schema_check.hpp"
+#include "tests/support/server_process.hpp"
 
 using nlohmann::json;
 using kiln::test::post;

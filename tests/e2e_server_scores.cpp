@@ -20,9 +20,9 @@
 
 #include "engine/session/session.hpp"
 #include "kiln_test_stories260K.hpp"
-#include "tests/run_process.hpp"
-#include "tests/server_process.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/run_process.hpp"
+#include "tests/support/server_process.hpp"
+#include "tests/support/temp_folder.hpp"
 
 using nlohmann::json;
 using kiln::test::post;

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/json_schema_check.hpp"
-#include "tests/server_process.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/json_schema_check.hpp"
+#include "tests/support/server_process.hpp"
+#include "tests/support/temp_folder.hpp"
 
 using nlohmann::json;
 using kiln::test::post;

@@ -18,8 +18,8 @@
 
 #include "engine/session/session.hpp"
 #include "kiln_test_stories260K.hpp"
-#include "tests/batch_check.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/batch_check.hpp"
+#include "tests/support/temp_folder.hpp"
 
 namespace {
 

@@ -13,9 +13,9 @@
 #include "codegen/synth.hpp"
 #include "engine/session/session.hpp"
 #include "kiln_test_stories260K.hpp"
-#include "tests/reference_check.hpp"
-#include "tests/reference_forward.hpp"
-#include "tests/run_process.hpp"
+#include "tests/support/reference_check.hpp"
+#include "tests/support/reference_forward.hpp"
+#include "tests/support/run_process.hpp"
 
 namespace {
 

@@ -19,8 +19,8 @@
 #include "kiln_test_synth_q4_k_m_f32.hpp"
 #include "kiln_test_synth_qwen2_mixed.hpp"
 #include "kiln_test_synth_qwen2_q2_q3.hpp"
-#include "tests/reference_check.hpp"
-#include "tests/synth_fixture_checks.hpp"
+#include "tests/support/reference_check.hpp"
+#include "tests/support/synth_fixture_checks.hpp"
 
 namespace {
 

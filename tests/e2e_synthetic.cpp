@@ -1,7 +1,7 @@
 // End to end on ../shared/models/synthetic: random-weight llama and qwen2
 // files of each weight type kiln supports (and Llama 3.1 RoPE factors), compiled with kiln_add_model, checked against
 // llama.cpp's reference logits and greedy ids with the tolerances that
-// folder's README gives, and against tests/reference_forward.cpp on other
+// folder's README gives, and against tests/support/reference_forward.cpp on other
 // prompts.
 #include <doctest/doctest.h>
 
@@ -25,10 +25,10 @@
 #include "kiln_test_llama_tied.hpp"
 #include "kiln_test_qwen2_f32.hpp"
 #include "kiln_test_qwen2_q8_0.hpp"
-#include "tests/fixtures.hpp"
-#include "tests/llamacpp_reference.hpp"
-#include "tests/reference_check.hpp"
-#include "tests/reference_forward.hpp"
+#include "tests/support/fixtures.hpp"
+#include "tests/support/llamacpp_reference.hpp"
+#include "tests/support/reference_check.hpp"
+#include "tests/support/reference_forward.hpp"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/run_process.hpp"
+#include "tests/support/run_process.hpp"
 
 namespace {
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "engine/files/atomic_file.hpp"
-#include "engine/error.hpp"
-#include "tests/temp_folder.hpp"
+#include "engine/error/error.hpp"
+#include "tests/support/temp_folder.hpp"
 
 namespace fs = std::filesystem;
 using kiln::test::TempFolder;

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "engine/chat/chat_prompt.hpp"
-#include "tests/test_tokenizer_support.hpp"
+#include "tests/support/test_tokenizer_support.hpp"
 
 using namespace kiln::chat;
 using kiln::Tokenizer;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/chat/chat_template.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 using namespace kiln::chat;
 

@@ -2,8 +2,8 @@
 // minimized input and the behaviour now expected of it.
 #include <doctest/doctest.h>
 
-#include "tests/fixtures.hpp"
-#include "tests/test_tokenizer_support.hpp"
+#include "tests/support/fixtures.hpp"
+#include "tests/support/test_tokenizer_support.hpp"
 
 using kiln::test::decode;
 using kiln::test::open_shared;

@@ -15,8 +15,8 @@
 #include "engine/gguf/gguf.hpp"
 #include "engine/gguf/gguf_writer.hpp"
 #include "apps/resident_memory.hpp"
-#include "tests/fixtures.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/fixtures.hpp"
+#include "tests/support/temp_folder.hpp"
 
 namespace fs = std::filesystem;
 using kiln::GgufFile;

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/grammar/grammar.hpp"
 #include "engine/grammar/matcher.hpp"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/grammar/grammar_constraint.hpp"
 #include "engine/grammar/json_schema.hpp"
 #include "engine/session/sampler.hpp"

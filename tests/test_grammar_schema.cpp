@@ -1,6 +1,6 @@
 // JSON schema -> GBNF: documents written by hand are accepted or refused as
 // the schema says, documents drawn at random from the grammar all satisfy
-// the schema (tests/json_schema_check.cpp), and what cannot be enforced is
+// the schema (tests/support/json_schema_check.cpp), and what cannot be enforced is
 // refused by name.
 #include <doctest/doctest.h>
 
@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/grammar/grammar.hpp"
 #include "engine/grammar/json_schema.hpp"
 #include "engine/grammar/matcher.hpp"
-#include "tests/json_schema_check.hpp"
+#include "tests/support/json_schema_check.hpp"
 
 using kiln::grammar::Matcher;
 using Json = nlohmann::ordered_json;

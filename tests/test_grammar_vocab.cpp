@@ -17,7 +17,7 @@
 #include "engine/grammar/json_schema.hpp"
 #include "engine/session/sampler.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
-#include "tests/fixtures.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace kiln::grammar;
 

@@ -10,7 +10,7 @@
 #include "kernels/quant_iq4.hpp"
 #include "kernels/quant_k.hpp"
 #include "kernels/quant_k_low.hpp"
-#include "tests/kernel_checks.hpp"
+#include "tests/support/kernel_checks.hpp"
 
 using namespace kiln;
 using namespace kiln::kernels;

@@ -19,7 +19,7 @@
 #include "kernels/quant.hpp"
 #include "kernels/reference.hpp"
 #include "kernels/rope.hpp"
-#include "tests/kernel_checks.hpp"
+#include "tests/support/kernel_checks.hpp"
 
 using namespace kiln;
 using namespace kiln::kernels;

@@ -13,7 +13,7 @@
 #include "kernels/arch/simd.hpp"
 #include "kernels/bf16.hpp"
 #include "kernels/fp16.hpp"
-#include "tests/kernel_checks.hpp"
+#include "tests/support/kernel_checks.hpp"
 
 using namespace kiln::kernels;
 

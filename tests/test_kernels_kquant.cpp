@@ -19,9 +19,9 @@
 #include "kernels/matmul.hpp"
 #include "kernels/quant.hpp"
 #include "kernels/quant_k.hpp"
-#include "tests/fixtures.hpp"
-#include "tests/kernel_checks.hpp"
-#include "tests/reference_dequant.hpp"
+#include "tests/support/fixtures.hpp"
+#include "tests/support/kernel_checks.hpp"
+#include "tests/support/reference_dequant.hpp"
 
 using namespace kiln;
 using namespace kiln::kernels;

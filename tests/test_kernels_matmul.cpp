@@ -4,7 +4,7 @@
 // (two files, so that the heaviest test compiles on two cores).
 #include <doctest/doctest.h>
 
-#include "tests/kernel_checks.hpp"
+#include "tests/support/kernel_checks.hpp"
 
 using namespace kiln;
 using namespace kiln::test;

@@ -3,7 +3,7 @@
 // activations rounded to Q8 blocks.
 #include <doctest/doctest.h>
 
-#include "tests/kernel_checks.hpp"
+#include "tests/support/kernel_checks.hpp"
 
 using namespace kiln;
 using namespace kiln::test;

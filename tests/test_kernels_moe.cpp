@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/moe.hpp"
-#include "tests/kernel_checks.hpp"
+#include "tests/support/kernel_checks.hpp"
 
 using namespace kiln;
 using namespace kiln::kernels;

@@ -12,7 +12,7 @@
 #include "kernels/fp16.hpp"
 #include "kernels/quant.hpp"
 #include "kernels/quant_iq4.hpp"
-#include "tests/kernel_checks.hpp"
+#include "tests/support/kernel_checks.hpp"
 
 using namespace kiln;
 using namespace kiln::kernels;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kernels/q8_activations.hpp"
-#include "tests/kernel_checks.hpp"
+#include "tests/support/kernel_checks.hpp"
 
 using namespace kiln;
 using namespace kiln::kernels;

@@ -1,10 +1,10 @@
-// engine/load_threads.hpp: the threads a load may use, set around it.
+// engine/model/load_threads.hpp: the threads a load may use, set around it.
 #include <doctest/doctest.h>
 #include <omp.h>
 
 #include <thread>
 
-#include "engine/load_threads.hpp"
+#include "engine/model/load_threads.hpp"
 
 using kiln::LoadThreads;
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "apps/machine_probe.hpp"
 
 namespace fs = std::filesystem;

@@ -11,10 +11,10 @@
 #include "codegen/synth.hpp"
 #include "engine/files/content_hash.hpp"
 #include "engine/files/file_cache.hpp"
-#include "engine/model_fingerprint.hpp"
+#include "engine/model/model_fingerprint.hpp"
 #include "models/describe.hpp"
 #include "models/presets.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/temp_folder.hpp"
 
 using kiln::GgufFile;
 using kiln::test::TempFolder;

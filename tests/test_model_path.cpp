@@ -1,11 +1,11 @@
-// Where a GGUF-backed program looks for its file without -m (engine/model_path.hpp).
+// Where a GGUF-backed program looks for its file without -m (engine/model/model_path.hpp).
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "engine/error.hpp"
-#include "engine/model_path.hpp"
-#include "tests/temp_folder.hpp"
+#include "engine/error/error.hpp"
+#include "engine/model/model_path.hpp"
+#include "tests/support/temp_folder.hpp"
 
 using kiln::resolve_model_path;
 using kiln::test::TempFolder;

@@ -10,7 +10,7 @@
 #include "apps/options/option_table.hpp"
 #include "apps/options/parse_options.hpp"
 #include "apps/options/usage.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/session/sampler.hpp"
 #include "apps/resident_memory.hpp"
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/session/state_file.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/temp_folder.hpp"
 
 namespace fs = std::filesystem;
 using kiln::SessionState;

@@ -11,7 +11,7 @@
 #include "engine/gguf/gguf_writer.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
 #include "engine/tokenizer/tokenizer_byte_level.hpp"
-#include "test_tokenizer_support.hpp"
+#include "tests/support/test_tokenizer_support.hpp"
 
 using kiln::GgufFile;
 using kiln::GgufWriter;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "test_tokenizer_support.hpp"
+#include "tests/support/test_tokenizer_support.hpp"
 
 using kiln::GgufFile;
 using kiln::Tokenizer;

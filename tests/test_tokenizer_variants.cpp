@@ -1,4 +1,4 @@
-// kiln's tokenizer on the test vocabularies of tests/vocab_variants.hpp
+// kiln's tokenizer on the test vocabularies of tests/support/vocab_variants.hpp
 // (Gemma 3's SentencePiece, Phi-4-mini's GPT-4o pre-tokenizer, SmolLM3's
 // file), against the ids llama.cpp's llama-tokenize gave for the same files
 // (tests/vocab_variants/README.md): every text in both of its modes, the
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "test_tokenizer_support.hpp"
-#include "tests/vocab_variants.hpp"
+#include "tests/support/test_tokenizer_support.hpp"
+#include "tests/support/vocab_variants.hpp"
 
 using kiln::GgufFile;
 using kiln::Tokenizer;

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "models/weight_image.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/support/temp_folder.hpp"
 
 using kiln::WeightForm;
 using kiln::test::TempFolder;

@@ -1,6 +1,6 @@
 #include "apps/options/combinations.hpp"
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/cli_support.hpp"
+#include "apps/cli_support.hpp"
 
 namespace kiln {
 

@@ -7,7 +7,7 @@
 #include "apps/cli.hpp"
 #include "apps/load_bench.hpp"
 #include "apps/machine_probe.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
+#include "apps/cli_support.hpp"
 #include "apps/options/combinations.hpp"
 #include "apps/options/option_table.hpp"
 #include "apps/options/usage.hpp"
-#include "engine/cli_support.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 

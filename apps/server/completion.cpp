@@ -7,8 +7,8 @@
 #include "engine/chat/chat_prompt.hpp"
 #include "engine/grammar/grammar_constraint.hpp"
 #include "apps/server/stop_text.hpp"
-#include "engine/elapsed.hpp"
-#include "engine/error.hpp"
+#include "engine/timing/elapsed.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 

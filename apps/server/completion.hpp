@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "engine/grammar/token_trie.hpp"
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 #include "engine/session/prefix_store.hpp"
 #include "engine/session/session.hpp"
 #include "engine/session/session_batch.hpp"

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 #include "apps/server/openai_response.hpp"
 #include "apps/server/request_prompt.hpp"
 #include "apps/server/slot_scheduler.hpp"

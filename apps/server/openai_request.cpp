@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/grammar/json_schema.hpp"
 #include "apps/server/openai_tools.hpp"
 #include "apps/server/request_fields.hpp"

@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "engine/chat/chat_prompt.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/session/session.hpp"
 #include "apps/cli_chat.hpp"
 #include "apps/server/tool_prompt.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/chat/chat_template.hpp"
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 #include "apps/server/openai_request.hpp"
 #include "apps/server/tool_call_format.hpp"
 

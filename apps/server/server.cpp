@@ -10,15 +10,15 @@
 #include <cstdio>
 #include <thread>
 
-#include "engine/cli_support.hpp"
-#include "engine/error.hpp"
-#include "engine/load_threads.hpp"
 #include "apps/cli_chat.hpp"
+#include "apps/cli_support.hpp"
 #include "apps/options/parse_options.hpp"
 #include "apps/options/usage.hpp"
 #include "apps/server/completion.hpp"
 #include "apps/server/http_routes.hpp"
 #include "apps/server/slot_scheduler.hpp"
+#include "engine/error/error.hpp"
+#include "engine/model/load_threads.hpp"
 
 namespace kiln {
 

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <set>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/grammar/json_schema.hpp"
 #include "engine/grammar/json_schema_parts.hpp"
 #include "apps/server/gemma_arguments.hpp"

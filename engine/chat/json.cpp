@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/tokenizer/unicode_utf8.hpp"
 
 namespace kiln::chat {

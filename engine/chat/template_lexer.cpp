@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/tokenizer/unicode_utf8.hpp"
 
 namespace kiln::chat {

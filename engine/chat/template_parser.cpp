@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <initializer_list>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln::chat {
 

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "engine/chat/template_builtins.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln::chat {
 

@@ -10,7 +10,7 @@
 #include <optional>
 #include <utility>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 

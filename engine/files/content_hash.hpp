@@ -1,6 +1,6 @@
 // The hash kiln tells bytes apart by: XXH3-64 of xxHash (Debian's
 // libxxhash-dev), which runs at about memory speed. It names model files
-// (engine/model_fingerprint.hpp) and checks state files and weight images.
+// (engine/model/model_fingerprint.hpp) and checks state files and weight images.
 // Not cryptographic: it tells files apart, it does not resist someone forging
 // a collision on purpose.
 #pragma once

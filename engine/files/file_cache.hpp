@@ -1,5 +1,5 @@
 // kiln's per-user cache folder, and the cache of file content hashes that
-// lets a model's fingerprint (engine/model_fingerprint.hpp) cost one pass
+// lets a model's fingerprint (engine/model/model_fingerprint.hpp) cost one pass
 // over its file once, not at every start.
 #pragma once
 

@@ -18,7 +18,7 @@
 #include <variant>
 #include <vector>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/files/file_cache.hpp"
 #include "kernels/tensor_type.hpp"
 

@@ -3,7 +3,7 @@
 // inside parentheses and after `|`.
 #include <string>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/grammar/grammar.hpp"
 #include "engine/grammar/grammar_builder.hpp"
 

@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln::grammar {
 

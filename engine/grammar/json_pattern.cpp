@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/grammar/json_schema_parts.hpp"
 
 namespace kiln::grammar::schema {

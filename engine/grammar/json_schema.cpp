@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/grammar/json_schema_parts.hpp"
 
 namespace kiln::grammar {

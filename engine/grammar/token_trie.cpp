@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
 
 namespace kiln::grammar {

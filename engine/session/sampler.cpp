@@ -6,7 +6,7 @@
 #include <numeric>
 #include <string>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 

@@ -4,9 +4,9 @@
 #include <chrono>
 #include <optional>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/session/state_file.hpp"
-#include "engine/elapsed.hpp"
+#include "engine/timing/elapsed.hpp"
 
 namespace kiln {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 #include "engine/session/sampler.hpp"
 #include "engine/session/session_state.hpp"
 

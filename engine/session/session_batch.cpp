@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 

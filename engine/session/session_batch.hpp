@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 #include "engine/session/session.hpp"
 
 namespace kiln {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/huge_pages.hpp"
-#include "engine/model.hpp"
+#include "engine/memory/huge_pages.hpp"
+#include "engine/model/model.hpp"
 
 namespace kiln {
 

@@ -13,7 +13,7 @@
 
 #include "engine/files/atomic_file.hpp"
 #include "engine/files/content_hash.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 

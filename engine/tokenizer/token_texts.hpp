@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 

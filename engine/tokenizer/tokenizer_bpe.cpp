@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <queue>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/tokenizer/tokenizer_byte_level.hpp"
 #include "engine/tokenizer/unicode_utf8.hpp"
 

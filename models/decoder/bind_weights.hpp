@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-#include "engine/model_desc.hpp"
+#include "engine/model/model_desc.hpp"
 #include "models/decoder/block_tensors.hpp"
 #include "models/decoder/forward.hpp"
 #include "models/describe.hpp"

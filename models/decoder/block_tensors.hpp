@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "engine/gguf/gguf.hpp"
-#include "engine/model_desc.hpp"
+#include "engine/model/model_desc.hpp"
 #include "models/describe.hpp"
 
 namespace kiln::decoder {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.hpp"
-#include "engine/model.hpp"
+#include "engine/error/error.hpp"
+#include "engine/model/model.hpp"
 #include "models/decoder/kernel_step.hpp"
 #include "models/decoder/compiled_sequence.hpp"
 #include "models/decoder/forward.hpp"

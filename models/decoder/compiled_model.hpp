@@ -13,7 +13,7 @@
 #include <string>
 
 #include "engine/gguf/gguf.hpp"
-#include "engine/model_fingerprint.hpp"
+#include "engine/model/model_fingerprint.hpp"
 #include "kernels/rope.hpp"
 #include "models/decoder/bind_weights.hpp"
 #include "models/decoder/compiled_batch.hpp"

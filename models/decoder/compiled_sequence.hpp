@@ -13,8 +13,8 @@
 
 #include <omp.h>
 
-#include "engine/error.hpp"
-#include "engine/model.hpp"
+#include "engine/error/error.hpp"
+#include "engine/model/model.hpp"
 #include "kernels/team_backoff.hpp"
 #include "models/decoder/kernel_step.hpp"
 #include "models/decoder/forward.hpp"

@@ -26,8 +26,8 @@
 #include <span>
 #include <utility>
 
-#include "engine/model.hpp"
-#include "engine/model_desc.hpp"
+#include "engine/model/model.hpp"
+#include "engine/model/model_desc.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/kv_cache.hpp"
 #include "kernels/matmul.hpp"

@@ -15,7 +15,7 @@
 #include <chrono>
 #include <iterator>
 
-#include "engine/kernel_times.hpp"
+#include "engine/timing/kernel_times.hpp"
 #include "kernels/team.hpp"
 
 namespace kiln {

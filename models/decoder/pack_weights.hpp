@@ -9,9 +9,9 @@
 
 #include <string>
 
-#include "engine/cli_support.hpp"
+#include "apps/cli_support.hpp"
 #include "engine/gguf/gguf.hpp"
-#include "engine/model_fingerprint.hpp"
+#include "engine/model/model_fingerprint.hpp"
 #include "models/decoder/bind_weights.hpp"
 #include "models/describe.hpp"
 #include "models/weight_image.hpp"

@@ -7,7 +7,7 @@
 
 #include "engine/chat/chat_template.hpp"
 #include "engine/chat/json.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/grammar/grammar.hpp"
 #include "engine/grammar/json_schema.hpp"
 #include "engine/grammar/matcher.hpp"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/session/state_file.hpp"
 
 namespace {

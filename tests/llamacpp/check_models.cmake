@@ -3,7 +3,7 @@
 # have written that same file again, or the references describe another model
 # (regenerate them as tests/llama_oracle/README.md says).
 #   cmake -DREFS=<this folder> -DMODELS=<build>/models -P check_models.cmake
-include("${CMAKE_CURRENT_LIST_DIR}/../check_named_sha256.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/../support/check_named_sha256.cmake")
 file(GLOB refs "${REFS}/*.ref-f32kv.txt")
 list(LENGTH refs count)
 if(count EQUAL 0)

@@ -5,7 +5,7 @@
 # again, or the ids describe other files (regenerate them as README.md says).
 #   cmake -DDIR=<this folder> -DSHARED=<../shared> -DWRITER=<write_vocab_variant> -DSUFFIX=<.llama.cpp-*.ids>
 #         -DOUT=<scratch folder> -P check_inputs.cmake
-include("${CMAKE_CURRENT_LIST_DIR}/../check_named_sha256.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/../support/check_named_sha256.cmake")
 execute_process(COMMAND "${WRITER}" --list OUTPUT_VARIABLE listing RESULT_VARIABLE failed)
 if(failed)
   message(FATAL_ERROR "${WRITER} --list failed")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the expected token ids of every test vocabulary (tests/vocab_variants.hpp)
+"""Writes the expected token ids of every test vocabulary (tests/support/vocab_variants.hpp)
 with llama.cpp's llama-tokenize, one file per vocabulary in this folder:
 <name>.llama.cpp-<commit>.ids. See README.md for the format and the command line.
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 
 namespace kiln::test {
 

@@ -1,4 +1,4 @@
-#include "tests/server_process.hpp"
+#include "tests/support/server_process.hpp"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>

@@ -1,11 +1,11 @@
-#include "tests/reference_check.hpp"
+#include "tests/support/reference_check.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "tests/reference_forward.hpp"
+#include "tests/support/reference_forward.hpp"
 
 namespace kiln::test {
 

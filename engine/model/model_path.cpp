@@ -1,9 +1,9 @@
-#include "engine/model_path.hpp"
+#include "engine/model/model_path.hpp"
 
 #include <cstdlib>
 #include <filesystem>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 

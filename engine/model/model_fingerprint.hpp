@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "engine/gguf/gguf.hpp"
-#include "engine/model_desc.hpp"
+#include "engine/model/model_desc.hpp"
 
 namespace kiln {
 

@@ -1,12 +1,12 @@
 // Checking a compiled model against the plain reference forward pass
-// (tests/reference_forward.hpp), shared by the end-to-end suites.
+// (tests/support/reference_forward.hpp), shared by the end-to-end suites.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "engine/gguf/gguf.hpp"
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 
 namespace kiln::test {
 

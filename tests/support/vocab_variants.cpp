@@ -1,8 +1,8 @@
-#include "tests/vocab_variants.hpp"
+#include "tests/support/vocab_variants.hpp"
 
 #include <map>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln::test {
 

@@ -3,7 +3,7 @@
 // whether it ran alone or batched with other sequences.
 #pragma once
 
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 
 namespace kiln::test {
 

@@ -1,4 +1,4 @@
-#include "tests/reference_dequant.hpp"
+#include "tests/support/reference_dequant.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln::test {
 

@@ -1,4 +1,4 @@
-#include "tests/llamacpp_reference.hpp"
+#include "tests/support/llamacpp_reference.hpp"
 
 #include <doctest/doctest.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tests/reference_check.hpp"
+#include "tests/support/reference_check.hpp"
 
 namespace kiln::test {
 

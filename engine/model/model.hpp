@@ -9,7 +9,7 @@
 #include <span>
 #include <string>
 
-#include "engine/model_desc.hpp"
+#include "engine/model/model_desc.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
 
 namespace kiln {

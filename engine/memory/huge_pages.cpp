@@ -1,4 +1,4 @@
-#include "engine/huge_pages.hpp"
+#include "engine/memory/huge_pages.hpp"
 
 #include <sys/mman.h>
 

@@ -1,9 +1,9 @@
-#include "engine/model_desc.hpp"
+#include "engine/model/model_desc.hpp"
 
 #include <algorithm>
 #include <sstream>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 #include "engine/files/content_hash.hpp"
 
 namespace kiln {

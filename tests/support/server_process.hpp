@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/temp_folder.hpp"
+#include "tests/support/temp_folder.hpp"
 
 namespace kiln::test {
 

@@ -14,10 +14,10 @@
 #include <sstream>
 #include <string>
 
+#include "apps/cli_support.hpp"
 #include "engine/chat/chat_template.hpp"
 #include "engine/chat/json.hpp"
-#include "engine/cli_support.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace {
 

@@ -20,7 +20,7 @@
 #include "kernels/q8_activations.hpp"
 #include "kernels/quant.hpp"
 #include "kernels/reference.hpp"
-#include "tests/reference_dequant.hpp"
+#include "tests/support/reference_dequant.hpp"
 
 namespace kiln::test {
 

@@ -1,4 +1,4 @@
-#include "tests/batch_check.hpp"
+#include "tests/support/batch_check.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "engine/cli_support.hpp"
+#include "apps/cli_support.hpp"
 
 #include <cerrno>
 #include <climits>
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 

@@ -1,4 +1,4 @@
-#include "tests/run_process.hpp"
+#include "tests/support/run_process.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>

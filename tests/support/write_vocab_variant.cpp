@@ -1,4 +1,4 @@
-// Writes a test vocabulary of tests/vocab_variants.hpp from ../shared (as
+// Writes a test vocabulary of tests/support/vocab_variants.hpp from ../shared (as
 // configured: KILN_SHARED_DIR), for llama.cpp's llama-tokenize to make the
 // expected ids from (tests/vocab_variants/make_expected.py), and for the
 // ctest that checks those ids were made from the file the tests build.
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "engine/gguf/gguf.hpp"
-#include "tests/vocab_variants.hpp"
+#include "tests/support/vocab_variants.hpp"
 
 int main(int argc, char** argv) {
   using namespace kiln::test;

@@ -1,4 +1,4 @@
-#include "tests/synth_fixture_checks.hpp"
+#include "tests/support/synth_fixture_checks.hpp"
 
 #include <doctest/doctest.h>
 
@@ -6,8 +6,8 @@
 #include <random>
 
 #include "engine/gguf/gguf.hpp"
-#include "tests/batch_check.hpp"
-#include "tests/reference_check.hpp"
+#include "tests/support/batch_check.hpp"
+#include "tests/support/reference_check.hpp"
 
 namespace kiln::test {
 

@@ -1,10 +1,10 @@
-#include "tests/reference_forward.hpp"
+#include "tests/support/reference_forward.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "engine/error.hpp"
-#include "tests/reference_dequant.hpp"
+#include "engine/error/error.hpp"
+#include "tests/support/reference_dequant.hpp"
 
 namespace kiln::test {
 

@@ -1,4 +1,4 @@
-#include "tests/json_schema_check.hpp"
+#include "tests/support/json_schema_check.hpp"
 
 #include <algorithm>
 #include <cmath>

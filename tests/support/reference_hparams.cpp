@@ -1,8 +1,8 @@
-#include "tests/reference_hparams.hpp"
+#include "tests/support/reference_hparams.hpp"
 
 #include <cmath>
 
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln::test {
 

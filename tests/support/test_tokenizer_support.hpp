@@ -12,7 +12,7 @@
 
 #include "engine/gguf/gguf.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
-#include "tests/fixtures.hpp"
+#include "tests/support/fixtures.hpp"
 
 namespace kiln::test {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/gguf/gguf.hpp"
-#include "tests/reference_hparams.hpp"
+#include "tests/support/reference_hparams.hpp"
 
 namespace kiln::test {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 
 namespace kiln::test {
 

@@ -1,4 +1,4 @@
-#include "engine/load_threads.hpp"
+#include "engine/model/load_threads.hpp"
 
 #include <omp.h>
 

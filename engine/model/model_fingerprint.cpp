@@ -1,7 +1,7 @@
-#include "engine/model_fingerprint.hpp"
+#include "engine/model/model_fingerprint.hpp"
 
 #include "engine/files/content_hash.hpp"
-#include "engine/error.hpp"
+#include "engine/error/error.hpp"
 
 namespace kiln {
 
