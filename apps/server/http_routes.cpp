@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "engine/model/model.hpp"
+#include "apps/server/chat_page.hpp"
+#include "apps/server/choice_reply.hpp"
 #include "apps/server/openai_response.hpp"
 #include "apps/server/request_prompt.hpp"
 #include "apps/server/slot_scheduler.hpp"
-#include "apps/server/tool_call_grammar.hpp"
-#include "apps/server/chat_page.hpp"
-#include "apps/server/choice_reply.hpp"
 #include "apps/server/template_kwargs.hpp"
+#include "apps/server/tool_call_grammar.hpp"
 
 namespace kiln {
 
