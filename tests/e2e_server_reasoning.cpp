@@ -3,13 +3,15 @@
 // closes it) is all reasoning, streamed alike, and reasoning_format none
 // gives it back as content; enable_thinking false (a request's
 // chat_template_kwargs, --reasoning-budget 0, --chat-template-kwargs) and
-// constrained replies skip it; with a template where the model opens the
-// block itself (Qwen3), a grammar that makes the model write one shows the
+// constrained replies skip it; with templates where the model opens the
+// block itself (Qwen3's think tags, gpt-oss's harmony channels, Gemma 4's
+// thought channel), a grammar that makes the model write one shows the
 // split at temperature 1 over several seeds.
 #include <doctest/doctest.h>
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "tests/support/server_process.hpp"
 
@@ -124,26 +126,41 @@ TEST_CASE("a block the prompt opens: the reply is reasoning, streamed alike; non
   CHECK(kiln::test::get(kwargs, "/props").body["reasoning_format"] == "none");
 }
 
-TEST_CASE("a block the model opens: reasoning and content apart at temperature 1, streamed alike") {
+TEST_CASE("a block the model opens, in each family's markers: apart at temperature 1, streamed alike") {
   const kiln::test::TempFolder dir("server-reasoning-model");
-  ServerProcess server(SERVER_BIN, {"--chat-template-file", write_template(dir, "model.jinja", kModelOpens)});
-  // The grammar makes stories260K write a block, then an answer.
-  const std::string grammar = R"(root ::= "<think>" [a-z ]{1,12} "</think>" [a-z]{1,12})";
-  for (int seed = 1; seed <= 4; ++seed) {
-    INFO("seed " << seed);
-    const json body = chat({{"temperature", 1}, {"seed", seed}, {"max_tokens", 60}, {"grammar", grammar}});
-    json none = body;
-    none["reasoning_format"] = "none";
-    const std::string raw = message(server, none)["content"];
-    const size_t close = raw.find("</think>");
-    REQUIRE(close != std::string::npos);
-    const std::string reasoning = trimmed(raw.substr(7, close - 7));
-    const std::string content = raw.substr(close + 8);
-    const json m = message(server, body);
-    CHECK(m.value("reasoning_content", "") == reasoning);
-    CHECK(m["content"] == content);
-    json stream = body;
-    stream["stream"] = true;
-    CHECK(streamed(server, stream) == std::pair{reasoning, content});
+  struct Family {
+    std::string name, template_text, open, close;  // close: up to the content
+  };
+  const std::vector<Family> families = {
+      {"think", kModelOpens, "<think>", "</think>"},
+      // The template's text names the markers; stories260K writes them as text.
+      {"harmony", "{# <|channel|> #}" + kModelOpens, "<|channel|>analysis<|message|>",
+       "<|end|><|start|>assistant<|channel|>final<|message|>"},
+      {"gemma4", "{# <|channel> #}" + kModelOpens, "<|channel>thought\n", "<channel|>"},
+  };
+  for (const Family& f : families) {
+    INFO(f.name);
+    ServerProcess server(SERVER_BIN, {"--chat-template-file", write_template(dir, f.name + ".jinja", f.template_text)});
+    // The grammar makes stories260K write a block, then an answer.
+    const json literal = f.open;
+    const json close = f.close;
+    const std::string grammar = "root ::= " + literal.dump() + " [a-z ]{1,12} " + close.dump() + " [a-z]{1,12}";
+    for (int seed = 1; seed <= 3; ++seed) {
+      INFO("seed " << seed);
+      const json body = chat({{"temperature", 1}, {"seed", seed}, {"max_tokens", 200}, {"grammar", grammar}});
+      json none = body;
+      none["reasoning_format"] = "none";
+      const std::string raw = message(server, none)["content"];
+      const size_t end = raw.find(f.close);
+      REQUIRE(end != std::string::npos);
+      const std::string reasoning = trimmed(raw.substr(f.open.size(), end - f.open.size()));
+      const std::string content = raw.substr(end + f.close.size());
+      const json m = message(server, body);
+      CHECK(m.value("reasoning_content", "") == reasoning);
+      CHECK(m["content"] == content);
+      json stream = body;
+      stream["stream"] = true;
+      CHECK(streamed(server, stream) == std::pair{reasoning, content});
+    }
   }
 }

@@ -1,5 +1,7 @@
 #include "apps/server/reasoning_reply.hpp"
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "apps/server/text_markers.hpp"
