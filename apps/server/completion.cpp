@@ -104,7 +104,7 @@ size_t CompletionRunner::cached(int slot) const { return slots_[size_t(slot)]->s
 size_t CompletionRunner::reusable(int slot_index, const Job& job) const {
   const Slot& slot = *slots_[size_t(slot_index)];
   if (continues_chat(slot, job)) return slot.session.tokens().size();
-  return common_prefix_length(slot.session.tokens(), job.prompt.tokens);
+  return slot.session.reusable_prefix(job.prompt.tokens);
 }
 
 // A plain completion's rendered text is empty, and so never goes on from one.
@@ -121,11 +121,11 @@ std::vector<int32_t> CompletionRunner::slot_prompt(const Slot& slot, const Job& 
 }
 
 CompletionRunner::Seeded CompletionRunner::seed(Slot& slot, std::span<const int32_t> prompt) {
-  const size_t own = common_prefix_length(slot.session.tokens(), prompt);
+  const size_t own = slot.session.reusable_prefix(prompt);
   const Slot* donor = nullptr;
   size_t donor_length = own;
   for (const auto& other : slots_) {
-    const size_t length = other.get() == &slot ? 0 : common_prefix_length(other->session.tokens(), prompt);
+    const size_t length = other.get() == &slot ? 0 : other->session.reusable_prefix(prompt);
     if (length > donor_length) {
       donor = other.get();
       donor_length = length;

@@ -59,7 +59,10 @@ std::span<const float> Session::ingest(std::span<const int32_t> tokens) {
 std::span<const float> Session::ingest_prompt(std::span<const int32_t> prompt) {
   if (prompt.empty()) throw Error("nothing to ingest: the prompt is empty");
   check_prompt_fits(model_, prompt.size());
-  const size_t kept = std::min(common_prefix_length(tokens_, prompt), prompt.size() - 1);
+  // At least the prompt's last token is computed, for its logits; a cache
+  // whose sliding window before the kept prefix is gone starts over.
+  size_t kept = std::min(reusable_prefix(prompt), prompt.size() - 1);
+  if (!kv_continues_at(model_.sliding_window(), sequence_->kv_held_from(), static_cast<int>(kept))) kept = 0;
   tokens_.resize(kept);
   last_reused_ = static_cast<int>(kept);
   return ingest(prompt.subspan(kept));
@@ -89,6 +92,10 @@ std::span<const float> Session::ingest_every_position(std::span<const int32_t> p
   return logits_;
 }
 
+size_t Session::reusable_prefix(std::span<const int32_t> prompt) const {
+  return kiln::reusable_prefix(tokens_, sequence_->kv_held_from(), model_.sliding_window(), prompt);
+}
+
 SessionState Session::snapshot(size_t n_tokens) const {
   if (n_tokens > tokens_.size())
     throw Error("cannot snapshot " + std::to_string(n_tokens) + " positions, the context holds " +
@@ -99,13 +106,14 @@ SessionState Session::snapshot(size_t n_tokens) const {
   s.tokens.assign(tokens_.begin(), tokens_.begin() + static_cast<std::ptrdiff_t>(n_tokens));
   s.kv_bytes.resize(n_tokens * s.kv.bytes_per_position());
   sequence_->read_kv(0, static_cast<int>(n_tokens), s.kv_bytes.data());
+  s.held_from = std::min(sequence_->kv_held_from(), static_cast<int>(n_tokens));
   return s;
 }
 
 size_t Session::restore_prefix(const SessionState& state, std::span<const int32_t> prompt) {
   check_state_fits(state, model_);
-  const size_t n = common_prefix_length(state.tokens, prompt);
-  sequence_->write_kv(0, static_cast<int>(n), state.kv_bytes.data());
+  const size_t n = kiln::reusable_prefix(state.tokens, state.held_from, model_.sliding_window(), prompt);
+  sequence_->write_kv(0, static_cast<int>(n), state.kv_bytes.data(), state.held_from);
   tokens_.assign(state.tokens.begin(), state.tokens.begin() + static_cast<std::ptrdiff_t>(n));
   return n;
 }

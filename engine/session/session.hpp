@@ -63,6 +63,10 @@ class Session {
   std::span<const float> logits() const { return logits_; }
   // How many positions the last ingest_prompt kept instead of computing.
   int last_reused() const { return last_reused_; }
+  // How many leading tokens of `prompt` the context holds in a form the
+  // cache can go on from (kiln::reusable_prefix): what ingest_prompt keeps,
+  // but for the prompt's last token.
+  size_t reusable_prefix(std::span<const int32_t> prompt) const;
 
   // Forgets the context (the cache is simply overwritten later).
   void reset() { tokens_.clear(); }
@@ -71,8 +75,9 @@ class Session {
   SessionState snapshot() const { return snapshot(tokens_.size()); }
   SessionState snapshot(size_t n_tokens) const;
   // Replaces the context with `state`, or with only the longest prefix it
-  // shares with `prompt` (returning that length), for ingest_prompt to go on
-  // from. The state is checked first (check_state_fits): a kiln::Error leaves
+  // shares with `prompt` (returning that length; none where the state's
+  // sliding window before that prefix's end is gone: reusable_prefix), for
+  // ingest_prompt to go on from. The state is checked first (check_state_fits): a kiln::Error leaves
   // the context and the cache untouched.
   void restore(const SessionState& state) { restore_prefix(state, state.tokens); }
   size_t restore_prefix(const SessionState& state, std::span<const int32_t> prompt);

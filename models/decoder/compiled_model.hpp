@@ -62,6 +62,8 @@ class CompiledModel final : public kiln::Model {
             static_cast<int>(sizeof(typename KvCache<C>::Value))};
   }
 
+  int sliding_window() const override { return C::n_swa; }
+
   std::unique_ptr<Sequence> new_sequence() const override {
     return std::make_unique<CompiledSequence<C, Forward>>(*this);
   }
