@@ -181,8 +181,8 @@ template <int N>
 inline constexpr int kValueTile = std::max(1, 16 / (ValueSum<N>::kChains * std::max(ValueSum<N>::kVecs, 1)));
 
 // out[r] = sum_{first[r] <= j < n[r]} w[r][j] * v_j for R queries from
-// `first`, v_j = v + cache_row<Ring>(j) * stride: each value row is read once for the R of
-// them. The loop starts where the earliest of them does (at a multiple of
+// `first`, v_j = v + cache_row<Ring>(j) * stride: each value row is read
+// once for the R of them. The loop starts where the earliest of them does (at a multiple of
 // kChains, so position j still feeds chain j % kChains); a query that starts
 // later gets weights of exactly 0 up to its first position, which leave its
 // chains' bits as they are (an accumulator that starts at +0 never becomes
@@ -210,7 +210,8 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
     }(Sum::kChainIndices);
   }
   for (int r = 0; r < R; ++r) {
-    for (int jr = j; jr < qs.n[first + r]; ++jr) sums[r].template add_at<T>(jr, qs.w[first + r][jr], v + cache_row<Ring>(jr) * stride);
+    for (int jr = j; jr < qs.n[first + r]; ++jr)
+      sums[r].template add_at<T>(jr, qs.w[first + r][jr], v + cache_row<Ring>(jr) * stride);
     sums[r].store(qs.out[first + r]);
   }
 }
@@ -218,11 +219,12 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
 }  // namespace detail
 
 // q and out are [n_tokens][NHead * HeadDim]; k_cache and v_cache are
-// [position][NHeadKV * HeadDim] of KvType and already hold positions 0 .. pos0 +
-// n_tokens - 1 (or, with Ring > 0, are a ring of Ring rows where position j
-// is row j % Ring, holding at least each query's window). Token t (position p = pos0 + t), head h attends to positions
-// 0 .. p of kv head h / (NHead / NHeadKV), or with a window w > 0 to the
-// last w of them (p - w < j <= p):
+// [position][NHeadKV * HeadDim] of KvType and already hold positions 0 ..
+// pos0 + n_tokens - 1 (or, with Ring > 0, are a ring of Ring rows, position j
+// in row j % Ring, that holds at least every query's window). Token t
+// (position p = pos0 + t), head h attends to positions 0 .. p of kv head
+// h / (NHead / NHeadKV), or with a window w > 0 to the last w of them
+// (p - w < j <= p):
 //   out = sum_j softmax_j(q . k_j * scale) * v_j.
 // A windowed query reads only its window's keys and values: a sliding layer
 // costs its window, whatever the context.
@@ -272,7 +274,8 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
     for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r]);
     const CacheValue<KvType>* v_head = v_cache + g * HeadDim;
     int r = 0;
-    for (; r + kTile <= qs.count; r += kTile) detail::weighted_sums<KvType, HeadDim, kTile, Ring>(qs, r, v_head, kKVDim);
+    for (; r + kTile <= qs.count; r += kTile)
+      detail::weighted_sums<KvType, HeadDim, kTile, Ring>(qs, r, v_head, kKVDim);
     for (; r < qs.count; ++r) detail::weighted_sums<KvType, HeadDim, 1, Ring>(qs, r, v_head, kKVDim);
   }
   if constexpr (Y == Sync::Barrier) team_barrier();

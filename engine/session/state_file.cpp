@@ -84,7 +84,8 @@ SessionState decode_header(const HeaderBytes& h, uint32_t& n_tokens) {
     throw Error("corrupt header: impossible KV layout");
   n_tokens = get<uint32_t>(&h[12]);
   const uint32_t held_from = get<uint32_t>(&h[kHeldFromOffset]);
-  if (held_from > n_tokens) throw Error("corrupt header: the sliding-window layers' positions start past the last token");
+  if (held_from > n_tokens)
+    throw Error("corrupt header: the sliding-window layers' positions start past the last token");
   SessionState s;
   s.held_from = static_cast<int>(held_from);
   s.fingerprint = get<uint64_t>(&h[16]);

@@ -176,7 +176,8 @@ class CompiledSequence final : public kiln::Sequence {
           in += kKvRowBytes;
         }
       }
-    if constexpr (kv_ring_rows<C> > 0) cache_->held_from = std::max(cache_->held_from, cache_->held_to - kv_ring_rows<C>);
+    if constexpr (kv_ring_rows<C> > 0)
+      cache_->held_from = std::max(cache_->held_from, cache_->held_to - kv_ring_rows<C>);
   }
 
  private:
