@@ -178,6 +178,40 @@ TEST_CASE("gemma3: a session reuses a prefix longer than the window while its ri
   CHECK(std::vector<float>(logits.begin(), logits.end()) == fresh_logits(branch));
 }
 
+TEST_CASE("gemma3: a window checkpoint at a system prompt's end serves a conversation that branches there") {
+  auto model = kiln::models::kiln_test_synth_gemma3::load();
+  REQUIRE(model->kv_ring_rows() == 64);
+  const auto system = kiln::test::random_prompt(30, model->n_vocab(), 11);
+  const auto with_question = [&](uint32_t seed, int n) {
+    std::vector<int32_t> prompt = system;
+    const auto question = kiln::test::random_prompt(n + 1, model->n_vocab(), seed);
+    prompt.insert(prompt.end(), question.begin() + 1, question.end());  // without its BOS
+    return prompt;
+  };
+  const auto first = with_question(12, 70), second = with_question(13, 85);
+  const auto logits_of = [](std::span<const float> logits) { return std::vector<float>(logits.begin(), logits.end()); };
+  kiln::Session fresh(*model);
+  const auto expected = logits_of(fresh.ingest_prompt(second));
+
+  // 100 positions moved the 64-row ring past position 30's window (and 115 again).
+  kiln::Session checkpointed(*model);
+  checkpointed.ingest_prompt(first, system.size());
+  CHECK(checkpointed.reusable_prefix(second) == system.size());
+  CHECK(logits_of(checkpointed.ingest_prompt(second, system.size())) == expected);
+  CHECK(checkpointed.last_reused() == int(system.size()));
+
+  // A third conversation on the same system prompt: the checkpoint is still there.
+  const auto third = with_question(14, 60);
+  CHECK(logits_of(checkpointed.ingest_prompt(third, system.size())) == logits_of(fresh.ingest_prompt(third)));
+  CHECK(checkpointed.last_reused() == int(system.size()));
+
+  // Without one, the second conversation is computed from its start.
+  kiln::Session plain(*model);
+  plain.ingest_prompt(first);
+  CHECK(logits_of(plain.ingest_prompt(second)) == expected);
+  CHECK(plain.last_reused() == 0);
+}
+
 TEST_CASE("qwen3, gemma3, smollm3, phi3, qwen3moe and the newer weight types match llama.cpp's logits and greedy ids") {
   for (const Fixture& f : kFixtures) {
     CAPTURE(std::string(f.name));

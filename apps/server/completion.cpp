@@ -158,7 +158,13 @@ std::span<const float> CompletionRunner::ingest(Slot& slot, std::span<const int3
     offsets.push_back(decoded);
     decoded += g.detok.push(t).size();
   }
-  if (!r.echo) return slot.session.ingest_prompt(prompt);
+  // The branch point counts in the job's own tokens: kept if a chat's
+  // continuation of the slot's tokens shares them.
+  const std::vector<int32_t>& own = slot.job->prompt.tokens;
+  const size_t at = slot.job->prompt.branch_point;
+  const size_t checkpoint_at =
+      at <= prompt.size() && std::equal(own.begin(), own.begin() + std::ptrdiff_t(at), prompt.begin()) ? at : 0;
+  if (!r.echo) return slot.session.ingest_prompt(prompt, checkpoint_at);
   std::vector<TokenScore> scores;
   std::span<const float> logits;
   if (r.logprobs) {
@@ -168,7 +174,7 @@ std::span<const float> CompletionRunner::ingest(Slot& slot, std::span<const int3
       if (i + 1 < prompt.size()) scores.push_back(score_token(tok, row, prompt[i + 1], r.top_logprobs, offsets[i + 1]));
     });
   } else {
-    logits = slot.session.ingest_prompt(prompt);
+    logits = slot.session.ingest_prompt(prompt, checkpoint_at);
   }
   g.echoed = g.sent = r.prompt.size();
   slot.job->events.push(CompletionEvent{CompletionEvent::Kind::Text, r.prompt, std::move(scores), {}, 200});

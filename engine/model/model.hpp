@@ -76,6 +76,9 @@ class Model {
   // before it), 0 without such layers. A sliding-window layer's cache keeps
   // only a ring of recent positions (Sequence::kv_held_from).
   virtual int sliding_window() const = 0;
+  // Rows of that ring; 0 where every layer keeps every position (no sliding
+  // layers, a ring no smaller than the context, or a SWA_FULL build).
+  virtual int kv_ring_rows() const = 0;
 
   // A new sequence on these weights: its KV cache and activation scratch are
   // allocated here, once (the cache's pages are touched only when used), so a

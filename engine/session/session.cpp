@@ -56,16 +56,32 @@ std::span<const float> Session::ingest(std::span<const int32_t> tokens) {
   return logits_;
 }
 
-std::span<const float> Session::ingest_prompt(std::span<const int32_t> prompt) {
+Session::ReusePoint Session::reuse_point(std::span<const int32_t> prompt, size_t limit) const {
+  const size_t shared = std::min(common_prefix_length(tokens_, prompt), limit);
+  if (kv_continues_at(model_.sliding_window(), sequence_->kv_held_from(), static_cast<int>(shared))) return {shared};
+  const WindowCheckpoints::Checkpoint* c = checkpoints_.find(tokens_, shared);
+  return c ? ReusePoint{c->tokens.size(), c} : ReusePoint{};
+}
+
+std::span<const float> Session::ingest_prompt(std::span<const int32_t> prompt, size_t checkpoint_at) {
   if (prompt.empty()) throw Error("nothing to ingest: the prompt is empty");
   check_prompt_fits(model_, prompt.size());
-  // At least the prompt's last token is computed, for its logits; a cache
-  // whose sliding window before the kept prefix is gone starts over.
-  size_t kept = std::min(reusable_prefix(prompt), prompt.size() - 1);
-  if (!kv_continues_at(model_.sliding_window(), sequence_->kv_held_from(), static_cast<int>(kept))) kept = 0;
-  tokens_.resize(kept);
-  last_reused_ = static_cast<int>(kept);
-  return ingest(prompt.subspan(kept));
+  // At least the prompt's last token is computed, for its logits.
+  const ReusePoint kept = reuse_point(prompt, prompt.size() - 1);
+  if (kept.checkpoint) WindowCheckpoints::restore(*sequence_, *kept.checkpoint);
+  tokens_.resize(kept.length);
+  last_reused_ = static_cast<int>(kept.length);
+  if (checkpoint_at > kept.length && checkpoint_at < prompt.size()) {
+    ingest(prompt.subspan(kept.length, checkpoint_at - kept.length));
+    checkpoints_.take(*sequence_, tokens_);
+    return ingest(prompt.subspan(checkpoint_at));
+  }
+  // A branch point already behind: checkpointed now if the rings still hold its window and no checkpoint has it.
+  const std::span<const int32_t> before = prompt.first(std::min(checkpoint_at, kept.length));
+  if (!before.empty() && kv_continues_at(model_.sliding_window(), sequence_->kv_held_from(), int(before.size())) &&
+      checkpoints_.find(before, before.size()) == nullptr)
+    checkpoints_.take(*sequence_, before);
+  return ingest(prompt.subspan(kept.length));
 }
 
 std::span<const float> Session::ingest_every_position(std::span<const int32_t> prompt, const PositionLogits& on_logits) {
@@ -93,7 +109,7 @@ std::span<const float> Session::ingest_every_position(std::span<const int32_t> p
 }
 
 size_t Session::reusable_prefix(std::span<const int32_t> prompt) const {
-  return kiln::reusable_prefix(tokens_, sequence_->kv_held_from(), model_.sliding_window(), prompt);
+  return reuse_point(prompt, prompt.size()).length;
 }
 
 SessionState Session::snapshot(size_t n_tokens) const {

@@ -63,6 +63,7 @@ class CompiledModel final : public kiln::Model {
   }
 
   int sliding_window() const override { return C::n_swa; }
+  int kv_ring_rows() const override { return decoder::kv_ring_rows<C>; }
 
   std::unique_ptr<Sequence> new_sequence() const override {
     return std::make_unique<CompiledSequence<C, Forward>>(*this);

@@ -165,8 +165,10 @@ class CompiledSequence final : public kiln::Sequence {
 
   void write_kv(int first_pos, int n_pos, const uint8_t* in, int held_from) override {
     check_kv_range(first_pos, n_pos);
+    // What the rings held before first_pos stays theirs, as far as it reached it.
+    const int kept_from = cache_->held_to >= first_pos ? std::min(cache_->held_from, first_pos) : first_pos;
     cache_->held_to = first_pos + n_pos;
-    cache_->held_from = std::max(first_pos == 0 ? 0 : cache_->held_from, std::clamp(held_from, 0, cache_->held_to));
+    cache_->held_from = std::max(kept_from, std::clamp(held_from, 0, cache_->held_to));
     // Written in order, so that a ring keeps the last positions that map to each of its rows.
     for (int p = first_pos; p < first_pos + n_pos; ++p)
       for (int l = 0; l < C::n_layer; ++l) {
