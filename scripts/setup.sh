@@ -6,12 +6,13 @@ set -euo pipefail
 # Arguments name more packages to install (.ci/fuzz.sh asks for clang; .ci/run
 # for nginx, whose test of deploy/nginx is skipped where there is none: not
 # installed for everyone, as Debian's package starts a system nginx on port
-# 80 where systemd runs).
+# 80 where systemd runs; and for chromium, which the chat page's test drives
+# and which is large).
 # xxHash hashes files, nlohmann-json reads JSON; cpp-httplib and pkgconf build
 # <name>-server.
 packages=(g++ cmake make libxsimd-dev doctest-dev python3 libxxhash-dev nlohmann-json3-dev libcpp-httplib-dev pkgconf
   "$@")
-# node and npm run the server's test with the official openai client; any
+# node and npm run the server's tests with real clients (tests/clients); any
 # install of them does (Debian's packages where there is none).
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)

@@ -3,7 +3,7 @@
 // token is the likeliest; recomputed here in-process; an echoed prompt's
 // equal those of the program's --logits-out), in OpenAI's chat and legacy
 // shapes, streamed too; n choices each equal a solo request with its seed
-// and share the prompt's KV; presence and frequency penalties change the
+// and share the prompt's KV; a prompt may be token ids; presence and frequency penalties change the
 // text as the program's flags do; /metrics is Prometheus text whose counts
 // move; bad values get one-line 400s.
 #include <doctest/doctest.h>
@@ -249,6 +249,39 @@ TEST_CASE("echo scores the prompt's own tokens as the program's --logits-out giv
                        json{{"prompt", prompt}, {"max_tokens", 4}, {"temperature", 0}, {"echo", true}}.dump());
   CHECK(e.body["choices"][0]["text"] == text);
   CHECK(e.body["choices"][0]["logprobs"].is_null());
+}
+
+TEST_CASE("a prompt of token ids, or a list holding one, is the text's tokens; its echo is their text" *
+          doctest::timeout(60)) {
+  const std::vector<int32_t> tokens = prompt_tokens(kPrompt);
+  ServerProcess server(SERVER_BIN, {});
+  const auto complete = [&](const json& prompt, const json& extra = json::object()) {
+    json body = {{"prompt", prompt}, {"max_tokens", 8}, {"temperature", 0}};
+    body.update(extra);
+    return post(server, "/v1/completions", body.dump());
+  };
+  const Reply text = complete(kPrompt);
+  REQUIRE(text.status == 200);
+  for (const json& prompt : {json(tokens), json::array({tokens})}) {
+    INFO(prompt.dump());
+    const Reply ids = complete(prompt);
+    REQUIRE_MESSAGE(ids.status == 200, ids.body.dump());
+    CHECK(ids.body["choices"][0]["text"] == text.body["choices"][0]["text"]);
+    CHECK(ids.body["usage"]["prompt_tokens"] == tokens.size());
+  }
+  const Reply echoed = complete(tokens, {{"echo", true}, {"logprobs", 0}});
+  REQUIRE(echoed.status == 200);
+  CHECK(echoed.body["choices"][0]["logprobs"]["tokens"].size() == tokens.size() + 8);
+  CHECK(echoed.body["choices"][0]["text"] ==
+        complete(kPrompt, {{"echo", true}}).body["choices"][0]["text"].get<std::string>());
+
+  for (const json& bad : {json::array(), json::array({1, -1}), json::array({1, 100000}), json::array({{1}, {2}}),
+                          json::array({1.5}), json::array({true})}) {
+    INFO(bad.dump());
+    const Reply r = complete(bad);
+    CHECK(r.status == 400);
+    CHECK(r.body["error"]["param"] == "prompt");
+  }
 }
 
 TEST_CASE("n choices: each a solo request's with seed + i, sharing the prompt's KV, streamed too" *

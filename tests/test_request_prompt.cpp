@@ -25,7 +25,7 @@ RequestPrompt prompt_of(const Model& model, const std::string& messages) {
   const chat::ChatTemplate chat_template(kChatMl, "chatml");
   const CompletionRequest r =
       parse_completion_request(R"({"messages": )" + messages + "}", Endpoint::ChatCompletions);
-  return request_prompt(model, chat_template, ToolCallFormat::Generic, r);
+  return request_prompt(model, chat_template, ToolCallFormat::Generic, ReasoningSyntax{}, r);
 }
 
 std::string conversation(const std::string& question) {

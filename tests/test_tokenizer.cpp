@@ -214,6 +214,18 @@ TEST_CASE("phi-3 vocab: its chat markers are control tokens, and </s> is user-de
   CHECK(tok.encode("Hi</s>", false) == std::vector<int32_t>{6324, 2});
 }
 
+TEST_CASE("harmony (gpt-oss): a reply goes on past <|end|> and ends at <|return|> or <|call|>") {
+  TinyVocab v({{"\xE2\x96\x81", -1}});
+  for (const char* control : {"<|end|>", "<|return|>", "<|call|>"}) v.add(control, 0, 3);
+  const Tokenizer harmony = Tokenizer::from_gguf(v.gguf());
+  CHECK_FALSE(harmony.is_end_of_generation(v.id("<|end|>")));
+  CHECK(harmony.is_end_of_generation(v.id("<|return|>")));
+  CHECK(harmony.is_end_of_generation(v.id("<|call|>")));
+  TinyVocab phi({{"\xE2\x96\x81", -1}});
+  phi.add("<|end|>", 0, 3);
+  CHECK(Tokenizer::from_gguf(phi.gguf()).is_end_of_generation(phi.id("<|end|>")));
+}
+
 TEST_CASE("special-token flags and the space prefix come from the metadata") {
   const Tokenizer defaults = Tokenizer::from_gguf(kTiny.gguf());
   CHECK(defaults.encode("a", true) == std::vector<int32_t>{1, kTiny.id("\xE2\x96\x81" "a")});

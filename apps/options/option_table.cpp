@@ -176,6 +176,18 @@ std::vector<Option> make_table() {
       setting({"--metrics"}, kServer,
               "answer GET /metrics in Prometheus' text format (tokens, times, slots, KV cells, prefix-cache hits)",
               &Options::metrics),
+      stored({"--reasoning-format"}, "MODE", kServer,
+             "a chat's reasoning (<think>, gpt-oss's analysis, Gemma 4's thought): none leaves it in the content; "
+             "deepseek and auto return it as reasoning_content; deepseek-legacy does both",
+             &Options::reasoning_format,
+             [](const FlagValue& v) { return v.one_of({"none", "auto", "deepseek", "deepseek-legacy"}); }),
+      integer({"--reasoning-budget"}, "BUDGET", kServer,
+              "-1: the model thinks as it likes; 0: it does not (the template gets enable_thinking false)",
+              &Options::reasoning_budget, -1, 0),
+      text({"--chat-template-kwargs"}, "JSON", kServer,
+           "more variables for every chat's template, e.g. '{\"enable_thinking\": false}' (a request's "
+           "chat_template_kwargs go over them)",
+           &Options::chat_template_kwargs),
       {{"-c", "--ctx-size"}, "N", kServer, "refused: the context size is fixed when the model is compiled",
        [](Options&, const FlagValue& v) {
          throw Error(v.flag + ": the context size is fixed when the model is compiled (kiln_add_model CTX)");

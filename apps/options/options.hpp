@@ -54,6 +54,9 @@ struct Options {
   std::string alias;               // -a: the model's id in responses; else the program's model name
   long long cache_ram_mib = 8192;  // -cram: the prefix cache's budget in MiB; -1 no limit, 0 none
   bool metrics = false;            // --metrics: GET /metrics in Prometheus' text format
+  std::string reasoning_format = "auto";  // what chats that name none do with the model's reasoning
+  int reasoning_budget = -1;              // -1: unrestricted; 0: no thinking (enable_thinking false)
+  std::string chat_template_kwargs;       // a JSON object: more variables for every chat's template
 
   // <model>-bench, with llama-bench's defaults
   std::vector<int> prompt_sizes = {512};  // -p

@@ -152,11 +152,11 @@ std::span<const float> CompletionRunner::ingest(Slot& slot, std::span<const int3
   // token's text starts in it.
   std::vector<size_t> offsets;
   offsets.reserve(prompt.size());
-  size_t decoded = 0;
+  std::string decoded;
   for (int32_t t : prompt) {
     g.sampler.accept(t);
-    offsets.push_back(decoded);
-    decoded += g.detok.push(t).size();
+    offsets.push_back(decoded.size());
+    decoded += g.detok.push(t);
   }
   // The branch point counts in the job's own tokens: kept if a chat's
   // continuation of the slot's tokens shares them.
@@ -176,8 +176,10 @@ std::span<const float> CompletionRunner::ingest(Slot& slot, std::span<const int3
   } else {
     logits = slot.session.ingest_prompt(prompt, checkpoint_at);
   }
-  g.echoed = g.sent = r.prompt.size();
-  slot.job->events.push(CompletionEvent{CompletionEvent::Kind::Text, r.prompt, std::move(scores), {}, 200});
+  // A prompt of token ids echoes as their text.
+  const std::string& echoed = r.prompt_tokens.empty() ? r.prompt : decoded;
+  g.echoed = g.sent = echoed.size();
+  slot.job->events.push(CompletionEvent{CompletionEvent::Kind::Text, echoed, std::move(scores), {}, 200});
   return logits;
 }
 

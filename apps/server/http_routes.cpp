@@ -8,12 +8,13 @@
 #include <vector>
 
 #include "engine/model/model.hpp"
+#include "apps/server/chat_page.hpp"
+#include "apps/server/choice_reply.hpp"
 #include "apps/server/openai_response.hpp"
 #include "apps/server/request_prompt.hpp"
 #include "apps/server/slot_scheduler.hpp"
+#include "apps/server/template_kwargs.hpp"
 #include "apps/server/tool_call_grammar.hpp"
-#include "apps/server/tool_prompt.hpp"
-#include "apps/server/tool_reply.hpp"
 
 namespace kiln {
 
@@ -45,21 +46,6 @@ bool send_event(httplib::DataSink& sink, const std::string& data) {
   return sink.write(event.data(), event.size());
 }
 
-// A reply's tool calls, read when it ends; finish_reason "tool_calls" if
-// there are any and the reply was not cut ("length" stays).
-ParsedReply finish_tool_reply(std::optional<ToolReply>& tools, CompletionResult& result) {
-  if (!tools) return {};
-  ParsedReply reply = tools->finish();
-  if (!reply.calls.empty() && result.finish_reason == "stop") result.finish_reason = "tool_calls";
-  return reply;
-}
-
-// Reads the reply's tool calls when the request's tools are in play.
-std::optional<ToolReply> tool_reply(const Job& job, ToolCallFormat format) {
-  if (!uses_tools(job.request)) return std::nullopt;
-  return ToolReply(format, job.request.tools);
-}
-
 using Jobs = std::vector<std::shared_ptr<Job>>;
 
 // The request's n choices, a job each, sampled on their own: with seeds
@@ -84,16 +70,16 @@ void cancel(const Jobs& jobs) {
 
 // Streams the jobs' events as server-sent events, one choice after the
 // other (each chunk names its choice's index), ending with "data: [DONE]".
-// With tools, what may be a call is held back and sent as tool-call deltas
-// when the choice ends.
+// Reasoning goes out as reasoning_content deltas; with tools, what may be a
+// call is held back and sent as tool-call deltas when the choice ends.
 // The first job's Started event has been read.
-void stream(httplib::Response& res, const Jobs& jobs, const ResponseIds& ids, ToolCallFormat format) {
+void stream(httplib::Response& res, const Jobs& jobs, const ResponseIds& ids, const ServerContext& ctx) {
   const Endpoint endpoint = jobs[0]->request.endpoint;
   const bool logprobs = jobs[0]->request.logprobs;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
-      [jobs, ids, endpoint, logprobs, format](size_t, httplib::DataSink& sink) {
+      [jobs, ids, endpoint, logprobs, ctx = &ctx](size_t, httplib::DataSink& sink) {
         const auto gone = [&] {
           cancel(jobs);
           return false;
@@ -107,26 +93,29 @@ void stream(httplib::Response& res, const Jobs& jobs, const ResponseIds& ids, To
           std::optional<CompletionEvent> error;
           if (i > 0)
             if (CompletionEvent first = jobs[i]->events.pop(); first.kind == CompletionEvent::Kind::Error) error = first;
-          if (!error && endpoint == Endpoint::ChatCompletions && !send({index, "", nullptr, "", /*role_only=*/true}))
+          if (!error && endpoint == Endpoint::ChatCompletions && !send({index, "", "", nullptr, "", /*role_only=*/true}))
             return gone();
-          std::optional<ToolReply> tools = tool_reply(*jobs[i], format);
+          ChoiceReply reply(*jobs[i], ctx->tool_format, ctx->reasoning);
           while (!error) {
             CompletionEvent e = jobs[i]->events.pop();
             if (e.kind == CompletionEvent::Kind::Error) {
               error = std::move(e);
             } else if (e.kind == CompletionEvent::Kind::Text) {
-              const std::string text = tools ? tools->push(e.text) : e.text;
-              if ((!text.empty() || logprobs) && !send({index, text, logprobs ? &e.scores : nullptr, "", false}))
+              const ReplyParts parts = reply.push(e.text);
+              if ((!parts.content.empty() || !parts.reasoning.empty() || logprobs) &&
+                  !send({index, parts.content, parts.reasoning, logprobs ? &e.scores : nullptr, "", false}))
                 return gone();
             } else {
-              const ParsedReply reply = finish_tool_reply(tools, e.result);
-              if (!reply.content.empty() && !send({index, reply.content, nullptr, "", false})) return gone();
-              for (const json& chunk : tool_call_chunks(ids, index, reply.calls))
+              const FinishedReply rest = reply.finish(e.result);
+              if ((!rest.text.content.empty() || !rest.text.reasoning.empty()) &&
+                  !send({index, rest.text.content, rest.text.reasoning, nullptr, "", false}))
+                return gone();
+              for (const json& chunk : tool_call_chunks(ids, index, rest.calls))
                 if (!send_event(sink, json_text(chunk))) return gone();
               results.push_back(e.result);
               const bool last = i + 1 == jobs.size();
               const CompletionResult usage = last ? combined_usage(results) : CompletionResult{};
-              if (!send({index, "", nullptr, e.result.finish_reason, false}, last ? &usage : nullptr)) return gone();
+              if (!send({index, "", "", nullptr, e.result.finish_reason, false}, last ? &usage : nullptr)) return gone();
               break;
             }
           }
@@ -150,7 +139,9 @@ void complete(const ServerContext& ctx, const httplib::Request& req, httplib::Re
   try {
     CompletionRequest request = parse_completion_request(req.body, endpoint);
     apply_tool_grammar(request, ctx.tool_format);
-    jobs = choice_jobs(request, request_prompt(ctx.model, ctx.chat_template, ctx.tool_format, request));
+    if (!request.reasoning_format) request.reasoning_format = ctx.reasoning_format;
+    request.chat_template_kwargs = merged_template_kwargs(ctx.chat_template_kwargs, request.chat_template_kwargs);
+    jobs = choice_jobs(request, request_prompt(ctx.model, ctx.chat_template, ctx.tool_format, ctx.reasoning, request));
   } catch (const RequestError& e) {
     return send_error(res, e.status, e.what(), e.param);
   }
@@ -162,11 +153,11 @@ void complete(const ServerContext& ctx, const httplib::Request& req, httplib::Re
     return send_error(res, first.status, first.text);
   }
   const ResponseIds ids = new_response_ids(endpoint, ctx.model_id);
-  if (jobs[0]->request.stream) return stream(res, jobs, ids, ctx.tool_format);
+  if (jobs[0]->request.stream) return stream(res, jobs, ids, ctx);
   std::vector<ChoiceText> choices(jobs.size());
   std::vector<CompletionResult> results;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    std::optional<ToolReply> tools = tool_reply(*jobs[i], ctx.tool_format);
+    ChoiceReply reply(*jobs[i], ctx.tool_format, ctx.reasoning);
     for (bool started = i == 0;;) {
       CompletionEvent e = jobs[i]->events.pop();
       if (e.kind == CompletionEvent::Kind::Error) {
@@ -178,14 +169,17 @@ void complete(const ServerContext& ctx, const httplib::Request& req, httplib::Re
         continue;
       }
       if (e.kind == CompletionEvent::Kind::Done) {
-        ParsedReply reply = finish_tool_reply(tools, e.result);
-        choices[i].text += reply.content;
-        choices[i].calls = std::move(reply.calls);
+        FinishedReply rest = reply.finish(e.result);
+        choices[i].text += rest.text.content;
+        choices[i].reasoning += rest.text.reasoning;
+        choices[i].calls = std::move(rest.calls);
         choices[i].finish_reason = e.result.finish_reason;
         results.push_back(e.result);
         break;
       }
-      choices[i].text += tools ? tools->push(e.text) : e.text;
+      const ReplyParts parts = reply.push(e.text);
+      choices[i].text += parts.content;
+      choices[i].reasoning += parts.reasoning;
       std::move(e.scores.begin(), e.scores.end(), std::back_inserter(choices[i].scores));
     }
   }
@@ -211,6 +205,8 @@ json props(const ServerContext& ctx) {
           {"total_slots", ctx.scheduler.counts().total},
           {"chat_template", ctx.template_name},
           {"tool_call_format", tool_call_format_name(ctx.tool_format)},
+          {"reasoning_format", reasoning_format_name(ctx.reasoning_format)},
+          {"reasoning_markers", ctx.reasoning.empty() ? json(nullptr) : json::array({ctx.reasoning.open, ctx.reasoning.close})},
           {"concurrency",
            "batched: every slot has a KV cache of its own, and each step computes the next token of every generating slot in one forward pass"}};
 }
@@ -221,7 +217,8 @@ void add_routes(httplib::Server& server, const ServerContext& context) {
   const ServerContext* ctx = &context;  // outlives the server
   server.set_payload_max_length(kMaxBodyBytes);
   server.set_pre_routing_handler([ctx](const httplib::Request& req, httplib::Response& res) {
-    if (req.path == "/health" || req.path == "/v1/health" || authorized(req, ctx->api_key))
+    // The page asks for the key itself, and sends it with its requests.
+    if (req.path == "/" || req.path == "/health" || req.path == "/v1/health" || authorized(req, ctx->api_key))
       return httplib::Server::HandlerResponse::Unhandled;
     send_error(res, 401, "invalid or missing API key (send 'Authorization: Bearer <key>')");
     return httplib::Server::HandlerResponse::Handled;
@@ -247,6 +244,9 @@ void add_routes(httplib::Server& server, const ServerContext& context) {
     send_error(res, 500, message);
   });
 
+  server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string(chat_page()), "text/html; charset=utf-8");
+  });
   for (const char* path : {"/health", "/v1/health"})
     server.Get(path, [ctx](const httplib::Request&, httplib::Response& res) { send_json(res, 200, health(*ctx)); });
   for (const char* path : {"/v1/models", "/models"})

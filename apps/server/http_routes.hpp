@@ -1,10 +1,11 @@
-// The HTTP face of the server: OpenAI's endpoints and llama-server's /health,
+// The HTTP face of the server: the chat page at /, OpenAI's endpoints and llama-server's /health,
 // /props and (with --metrics) /metrics on an httplib server, the API key check, JSON errors for every
 // failure, and server-sent events for streams.
 #pragma once
 
 #include <string>
 
+#include "apps/server/reasoning.hpp"
 #include "apps/server/tool_call_format.hpp"
 
 namespace httplib {
@@ -29,6 +30,9 @@ struct ServerContext {
   std::string api_key;        // --api-key; empty: no key asked for
   const ServerMetrics* metrics;  // --metrics: what GET /metrics reports; nullptr: no /metrics (404)
   ToolCallFormat tool_format;  // how the template's model writes tool calls
+  ReasoningSyntax reasoning;   // how it marks its reasoning (empty: it does not)
+  ReasoningFormat reasoning_format;  // --reasoning-format: what requests that name none get
+  std::string chat_template_kwargs;  // --chat-template-kwargs (and --reasoning-budget 0): every chat's template variables
 };
 
 void add_routes(httplib::Server& server, const ServerContext& context);

@@ -1,6 +1,7 @@
 #include "apps/server/openai_request.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "engine/error/error.hpp"
@@ -76,6 +77,8 @@ std::vector<ChatMessage> messages(const json& body) {
       reject(name + ".role", "is '" + msg.role + "'; kiln knows system, developer, user, assistant and tool");
     if (!m.contains("content") && msg.role != "assistant") reject(name + ".content", "is required");
     msg.content = message_content(m.value("content", json()), name + ".content");
+    if (const json* reasoning = field(m, "reasoning_content"); reasoning && msg.role == "assistant")
+      msg.reasoning_content = string_field(*reasoning, name + ".reasoning_content");
     if (const json* calls = field(m, "tool_calls"); calls && msg.role == "assistant")
       msg.tool_calls = read_tool_calls(*calls, name + ".tool_calls");
     if (const json* id = field(m, "tool_call_id")) msg.tool_call_id = string_field(*id, name + ".tool_call_id");
@@ -85,13 +88,27 @@ std::vector<ChatMessage> messages(const json& body) {
   return out;
 }
 
-// "prompt": a string, or a list holding one string.
-std::string prompt(const json& body) {
+// "prompt": a string or a list of token ids, or a list holding one of
+// either, as OpenAI and llama-server take them (they also take lists of
+// several prompts; kiln serves one per request). Token ids are checked
+// against the vocabulary with the model (request_prompt).
+void read_prompt(const json& body, CompletionRequest& r) {
   const json* p = field(body, "prompt");
   if (!p) reject("prompt", "is required");
-  if (p->is_array() && p->size() == 1 && (*p)[0].is_string()) return (*p)[0].get<std::string>();
-  if (!p->is_string()) reject("prompt", "must be a string (kiln serves one prompt per request)");
-  return p->get<std::string>();
+  const json& one = p->is_array() && p->size() == 1 && !(*p)[0].is_number() ? (*p)[0] : *p;
+  if (one.is_string()) {
+    r.prompt = one.get<std::string>();
+    return;
+  }
+  constexpr const char* kShapes =
+      "must be a string, a list of token ids, or a list holding one of them (kiln serves one prompt per request)";
+  if (!one.is_array() || one.empty()) reject("prompt", kShapes);
+  for (const json& id : one) {
+    if (!id.is_number_integer()) reject("prompt", kShapes);
+    if (id.is_number_unsigned() ? id.get<uint64_t>() > uint64_t(INT32_MAX) : id.get<int64_t>() < 0)
+      reject("prompt", "holds the token id " + id.dump() + ", which no vocabulary has");
+    r.prompt_tokens.push_back(id.get<int32_t>());
+  }
 }
 
 std::vector<std::string> stop_strings(const json& body) {
@@ -154,6 +171,20 @@ std::string grammar_text(const json& body) {
   return grammar::json_schema_to_gbnf((*spec)["schema"].dump());
 }
 
+// llama-server's `reasoning_format` and `chat_template_kwargs` of a chat.
+void read_reasoning(const json& body, CompletionRequest& r) {
+  if (const json* format = field(body, "reasoning_format")) {
+    const std::string name = string_field(*format, "reasoning_format");
+    r.reasoning_format = parse_reasoning_format(name);
+    if (!r.reasoning_format)
+      reject("reasoning_format", "is '" + name + "'; kiln knows none, auto, deepseek and deepseek-legacy");
+  }
+  if (const json* kwargs = field(body, "chat_template_kwargs")) {
+    if (!kwargs->is_object()) reject("chat_template_kwargs", "must be an object, e.g. {\"enable_thinking\": false}");
+    r.chat_template_kwargs = kwargs->dump();
+  }
+}
+
 std::shared_ptr<const grammar::Grammar> request_grammar(const json& body) {
   try {
     const std::string text = grammar_text(body);
@@ -167,7 +198,7 @@ CompletionRequest read_request(const json& body, Endpoint endpoint) {
   CompletionRequest r;
   r.endpoint = endpoint;
   if (endpoint == Endpoint::ChatCompletions) r.messages = messages(body);
-  else r.prompt = prompt(body);
+  else read_prompt(body, r);
 
   constexpr long long kIntMax = std::numeric_limits<int>::max();
   const char* max_key = endpoint == Endpoint::ChatCompletions && field(body, "max_completion_tokens")
@@ -194,6 +225,7 @@ CompletionRequest read_request(const json& body, Endpoint endpoint) {
   if (endpoint == Endpoint::ChatCompletions) {
     read_tools(body, r);
     r.parallel_tool_calls = boolean(body, "parallel_tool_calls", true);
+    read_reasoning(body, r);
   }
   return r;
 }

@@ -3,7 +3,9 @@
 // (HTTP 400, naming the field) for anything it cannot serve.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -11,6 +13,7 @@
 
 #include "engine/grammar/grammar.hpp"
 #include "engine/session/sampler.hpp"
+#include "apps/server/reasoning.hpp"
 
 namespace kiln {
 
@@ -35,6 +38,7 @@ struct ToolCall {
 struct ChatMessage {
   std::string role;  // system, developer, user, assistant or tool
   std::string content;
+  std::string reasoning_content;     // assistant: its reasoning, for templates that show it (Qwen3, Gemma 4)
   std::vector<ToolCall> tool_calls;  // assistant: the calls it made
   std::string tool_call_id;          // tool: the call it answers
   std::string name;                  // tool: the function's name, if given
@@ -56,6 +60,7 @@ inline constexpr int kMaxTopLogprobsCompletion = 5;  // a completion's logprobs,
 struct CompletionRequest {
   Endpoint endpoint = Endpoint::Completions;
   std::string prompt;                 // /v1/completions
+  std::vector<int32_t> prompt_tokens;  // /v1/completions: the prompt as token ids (then `prompt` is empty)
   std::vector<ChatMessage> messages;  // /v1/chat/completions
   int max_tokens = -1;                // -1: until an end-of-generation token or a full context
   SamplerParams sampling;             // llama.cpp's defaults where the request says nothing
@@ -76,6 +81,11 @@ struct CompletionRequest {
   // opening marker), the rest of it, from the marker on, follows `call_grammar`.
   std::shared_ptr<const grammar::Grammar> call_grammar;
   std::string call_trigger;
+  // Chats: what to do with the model's reasoning (nullopt: the server's
+  // --reasoning-format), and more template variables (a JSON object's text;
+  // empty: none), such as {"enable_thinking": false}.
+  std::optional<ReasoningFormat> reasoning_format;
+  std::string chat_template_kwargs;
 };
 
 // Throws RequestError (400) for malformed JSON, a missing or mistyped field,

@@ -74,6 +74,7 @@ json completion_body(Endpoint endpoint, const ResponseIds& ids, const std::vecto
                    {"logprobs", logprobs ? logprobs_json(endpoint, c.scores) : json(nullptr)}};
     if (endpoint == Endpoint::ChatCompletions) {
       choice["message"] = {{"role", "assistant"}, {"content", c.text.empty() && !c.calls.empty() ? json(nullptr) : json(c.text)}};
+      if (!c.reasoning.empty()) choice["message"]["reasoning_content"] = c.reasoning;
       if (!c.calls.empty()) {
         json list = json::array();
         for (const ToolCall& call : c.calls)
@@ -98,7 +99,9 @@ json completion_chunk(Endpoint endpoint, const ResponseIds& ids, const ChunkChoi
   if (endpoint == Endpoint::ChatCompletions) {
     if (c.role_only) choice["delta"] = {{"role", "assistant"}, {"content", ""}};
     else if (!c.finish_reason.empty()) choice["delta"] = json::object();
-    else choice["delta"] = {{"content", c.text}};
+    else if (c.reasoning.empty()) choice["delta"] = {{"content", c.text}};
+    else if (c.text.empty()) choice["delta"] = {{"reasoning_content", c.reasoning}};
+    else choice["delta"] = {{"reasoning_content", c.reasoning}, {"content", c.text}};
   } else {
     choice["text"] = c.text;
   }

@@ -28,9 +28,11 @@ struct ResponseIds {
 ResponseIds new_response_ids(Endpoint endpoint, const std::string& model);
 
 // One choice of an answer (n of them with n > 1): its text, how it ended,
-// with logprobs its tokens' scores, and the tool calls read from it.
+// with logprobs its tokens' scores, the tool calls read from it and, for a
+// chat, its reasoning.
 struct ChoiceText {
   std::string text;
+  std::string reasoning;  // a chat's reasoning_content; empty: none
   std::vector<TokenScore> scores;
   std::string finish_reason;
   std::vector<ToolCall> calls;
@@ -47,12 +49,13 @@ nlohmann::json completion_body(Endpoint endpoint, const ResponseIds& ids, const 
                                bool logprobs, const CompletionResult& usage);
 
 // What one chunk of a stream says about choice `index`: a piece of text
-// (with its tokens' scores, if asked for), or its finish_reason. For chats,
+// and of reasoning (with its tokens' scores, if asked for), or its finish_reason. For chats,
 // `role_only` is a choice's first chunk, which names the assistant role (as
 // OpenAI sends it).
 struct ChunkChoice {
   int index = 0;
   std::string text;
+  std::string reasoning;  // a chat's reasoning_content delta; empty: none
   const std::vector<TokenScore>* scores = nullptr;  // nullptr: logprobs null
   std::string finish_reason;                        // empty: not finished
   bool role_only = false;

@@ -49,7 +49,7 @@ size_t system_prompt_end(const Model& model, const chat::ChatTemplate& chat_temp
 }  // namespace
 
 RequestPrompt request_prompt(const Model& model, const chat::ChatTemplate& chat_template, ToolCallFormat format,
-                             const CompletionRequest& r) {
+                             const ReasoningSyntax& reasoning, const CompletionRequest& r) {
   const Tokenizer& tok = model.tokenizer();
   const size_t n_ctx = static_cast<size_t>(model.n_ctx());
   RequestPrompt p;
@@ -58,10 +58,17 @@ RequestPrompt request_prompt(const Model& model, const chat::ChatTemplate& chat_
   if (r.endpoint == Endpoint::ChatCompletions) {
     try {
       p.rendered = render_chat(chat_template, tok, format, r);
+      if (r.grammar && starts_in_reasoning(reasoning, p.rendered.str())) p.rendered.append("\n" + reasoning.close + "\n\n");
     } catch (const Error& e) {  // the template refused the conversation (raise_exception) or could not render it
       throw RequestError(400, std::string("the chat template cannot render these messages: ") + e.what(), "messages");
     }
     tokens = chat::tokenize_rendered_at_most(n_ctx, tok, p.rendered, /*add_special=*/true);
+  } else if (!r.prompt_tokens.empty()) {  // ids are taken as they are, BOS or not (as llama-server does)
+    for (int32_t id : r.prompt_tokens)
+      if (id >= tok.n_vocab())
+        throw RequestError(400, "'prompt' holds the token id " + std::to_string(id) + "; the vocabulary has ids 0 to " +
+                                    std::to_string(tok.n_vocab() - 1), "prompt");
+    if (r.prompt_tokens.size() <= n_ctx) tokens = r.prompt_tokens;
   } else {
     tokens = tok.encode_at_most(n_ctx, r.prompt, /*add_special=*/true, /*parse_special=*/true);
   }

@@ -12,6 +12,7 @@
 #include "engine/chat/chat_template.hpp"
 #include "engine/model/model.hpp"
 #include "apps/server/openai_request.hpp"
+#include "apps/server/reasoning.hpp"
 #include "apps/server/tool_call_format.hpp"
 
 namespace kiln {
@@ -27,11 +28,16 @@ struct RequestPrompt {
 // A chat is rendered with `chat_template` (its tools as `format` has them:
 // apps/server/tool_prompt.hpp) and tokenized with special tokens
 // only where the template wrote them; a plain prompt reads special-token text
-// as those tokens (as llama.cpp and the program's -p do). Throws RequestError
+// as those tokens (as llama.cpp and the program's -p do); a prompt of token
+// ids is those tokens (an id past the vocabulary is a 400). A constrained
+// reply (a grammar, a schema, a forced call) skips the reasoning: where the
+// template leaves a reasoning block open for the model (`reasoning`), the
+// prompt closes it, as Qwen3.5's template does with enable_thinking false,
+// so that the reply's constrained text is its content. Throws RequestError
 // (400) for a conversation the template refuses, a prompt of no tokens or one
 // longer than the context.
 RequestPrompt request_prompt(const Model& model, const chat::ChatTemplate& chat_template, ToolCallFormat format,
-                             const CompletionRequest& r);
+                             const ReasoningSyntax& reasoning, const CompletionRequest& r);
 
 // Throws RequestError (400) naming the request's prompt field if `n_tokens` do not fit in the context.
 void check_request_fits(const Model& model, const CompletionRequest& r, size_t n_tokens);

@@ -17,6 +17,7 @@
 #include "apps/server/completion.hpp"
 #include "apps/server/http_routes.hpp"
 #include "apps/server/slot_scheduler.hpp"
+#include "apps/server/template_kwargs.hpp"
 #include "engine/error/error.hpp"
 #include "engine/model/load_threads.hpp"
 
@@ -76,7 +77,11 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   const size_t cache_bytes = cache_ram_bytes(opt.cache_ram_mib);
   ServerMetrics metrics(static_cast<size_t>(opt.parallel) * static_cast<size_t>(model->n_ctx()));
   const ToolCallFormat tool_format = detect_tool_call_format(chat_template.source());
-  CompletionRunner runner(*model, threads, opt.parallel, cache_bytes, metrics, tool_call_tokens(tool_format));
+  const ReasoningSyntax reasoning = detect_reasoning_syntax(chat_template.source());
+  const std::string template_kwargs = server_template_kwargs(opt.chat_template_kwargs, opt.reasoning_budget);
+  std::vector<std::string> kept_tokens = tool_call_tokens(tool_format);
+  kept_tokens.insert(kept_tokens.end(), reasoning.tokens.begin(), reasoning.tokens.end());
+  CompletionRunner runner(*model, threads, opt.parallel, cache_bytes, metrics, kept_tokens);
   SlotScheduler scheduler(opt.parallel, runner);
 
   httplib::Server server;
@@ -85,7 +90,8 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   const size_t http_threads = std::max<size_t>(8, static_cast<size_t>(opt.parallel) + 4);
   server.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
   const ServerContext context{*model, scheduler, chat_template, opt.alias.empty() ? name : opt.alias, template_name,
-                              opt.api_key, opt.metrics ? &metrics : nullptr, tool_format};
+                              opt.api_key, opt.metrics ? &metrics : nullptr, tool_format, reasoning,
+                              *parse_reasoning_format(opt.reasoning_format), template_kwargs};
   add_routes(server, context);
   // cpp-httplib listens with a backlog of 5 connections, so many clients
   // connecting at once overflow it and some lose their request; listening

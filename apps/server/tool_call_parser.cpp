@@ -5,6 +5,7 @@
 #include "apps/server/gemma_arguments.hpp"
 #include "apps/server/request_fields.hpp"
 #include "apps/server/string_schema.hpp"
+#include "apps/server/text_markers.hpp"
 
 namespace kiln {
 
@@ -53,14 +54,6 @@ std::optional<ToolCall> call_from(const json& v, std::initializer_list<const cha
   }
   if (!arguments.is_object()) return std::nullopt;
   return ToolCall{"", v["name"].get<std::string>(), arguments.dump()};
-}
-
-// Where `text` has `marker`, or a start of it at its very end; npos if neither.
-size_t marker_start(std::string_view text, std::string_view marker) {
-  if (const size_t at = text.find(marker); at != std::string_view::npos) return at;
-  for (size_t n = std::min(marker.size() - 1, text.size()); n > 0; --n)
-    if (text.substr(text.size() - n) == marker.substr(0, n)) return text.size() - n;
-  return std::string_view::npos;
 }
 
 // What comes before the first call, trimmed at its end.

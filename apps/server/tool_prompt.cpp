@@ -24,6 +24,7 @@ chat::Value message_value(const ChatMessage& m, ToolCallFormat format) {
   if (generic && !m.tool_calls.empty()) return chat::chat_message(m.role, generic_calls_text(m.tool_calls));
   chat::Value v = chat::chat_message(m.role, m.content);
   chat::Object& o = v.mutable_object();
+  if (!m.reasoning_content.empty()) o.set("reasoning_content", chat::Value(m.reasoning_content));
   if (!m.tool_calls.empty()) {
     chat::Array calls;
     for (const ToolCall& c : m.tool_calls) calls.push_back(call_value(c));
@@ -54,12 +55,17 @@ chat::Array template_messages(const CompletionRequest& r, ToolCallFormat format)
 }
 
 std::shared_ptr<chat::Object> template_variables(const CompletionRequest& r, ToolCallFormat format) {
-  if (format == ToolCallFormat::Generic || !uses_tools(r)) return nullptr;
-  chat::Array tools;
-  for (const Tool& t : r.tools) tools.push_back(chat::parse_json(t.json));
   auto vars = chat::make_object();
-  vars->set("tools", chat::Value(std::move(tools)));
-  return vars;
+  if (!r.chat_template_kwargs.empty()) {
+    const chat::Value kwargs = chat::parse_json(r.chat_template_kwargs);
+    for (const auto& [key, value] : kwargs.as_object().items) vars->set(key, value);
+  }
+  if (format != ToolCallFormat::Generic && uses_tools(r)) {
+    chat::Array tools;
+    for (const Tool& t : r.tools) tools.push_back(chat::parse_json(t.json));
+    vars->set("tools", chat::Value(std::move(tools)));
+  }
+  return vars->items.empty() ? nullptr : vars;
 }
 
 }  // namespace kiln

@@ -16,8 +16,9 @@ namespace kiln {
 
 chat::Array template_messages(const CompletionRequest& r, ToolCallFormat format);
 
-// The variables beside `messages`: `tools` when the request offers tools, its
-// tool_choice is not none and the template writes them itself; else none.
+// The variables beside `messages`: the request's chat_template_kwargs, and
+// `tools` when the request offers tools, its tool_choice is not none and the
+// template writes them itself; nullptr when there are none.
 std::shared_ptr<chat::Object> template_variables(const CompletionRequest& r, ToolCallFormat format);
 
 // Whether the request's tools are in play: offered, and tool_choice not none.

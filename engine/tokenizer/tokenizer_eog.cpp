@@ -66,6 +66,20 @@ std::vector<int32_t> end_of_generation_ids(const GgufFile& f, const TokenTexts& 
       if (contains(texts, pieces[i])) ids.push_back(static_cast<int32_t>(i));
     }
   }
+  // gpt-oss (harmony): <|end|> closes one message of a reply that goes on
+  // (its reasoning, then its answer or a call), which ends at <|return|> or
+  // <|call|>. As llama.cpp does, a vocabulary with both of these does not end
+  // generation at <|end|>.
+  std::optional<int32_t> ret, call;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (pieces[i] == "<|return|>") ret = static_cast<int32_t>(i);
+    if (pieces[i] == "<|call|>") call = static_cast<int32_t>(i);
+  }
+  if (ret && call) {
+    ids.push_back(*ret);
+    ids.push_back(*call);
+    std::erase_if(ids, [&](int32_t id) { return pieces[size_t(id)] == "<|end|>"; });
+  }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return ids;
