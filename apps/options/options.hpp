@@ -54,6 +54,9 @@ struct Options {
   std::string alias;               // -a: the model's id in responses; else the program's model name
   long long cache_ram_mib = 8192;  // -cram: the prefix cache's budget in MiB; -1 no limit, 0 none
   bool metrics = false;            // --metrics: GET /metrics in Prometheus' text format
+  float request_timeout = 30;      // seconds to receive a request's head and body, from its first byte
+  int max_connections = 256;       // connections open at once; beyond: 503
+  int max_waiting = 32;            // completions waiting for a slot; beyond: 503 with Retry-After
 
   // <model>-bench, with llama-bench's defaults
   std::vector<int> prompt_sizes = {512};  // -p
