@@ -19,6 +19,7 @@ import http.client
 import json
 import os
 import re
+import select
 import socket
 import statistics
 import subprocess
@@ -31,10 +32,14 @@ from concurrent.futures import ThreadPoolExecutor
 class Server:
     def __init__(self, program, args):
         self.proc = subprocess.Popen([program, "--port", "0", "-t", "1", *args], stderr=subprocess.PIPE, text=True)
-        line = self.proc.stderr.readline()
-        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+        m = None
+        for line in self.proc.stderr:  # its first lines may be notes on the model
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+            if m:
+                break
         if not m:
-            sys.exit(f"hostile_bench: the server did not start: {line}")
+            self.proc.kill()
+            sys.exit(f"hostile_bench: {program} did not start")
         self.port = int(m.group(1))
         threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()  # drain its log
 
@@ -143,7 +148,9 @@ def memory_while_chunked(program, clients=20, megabytes=100):
             c = socket.create_connection(("127.0.0.1", s.port))
             c.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
             try:
-                for _ in range(megabytes * 16):
+                for _ in range(megabytes * 16):  # until all is sent or the server has answered
+                    if select.select([c], [], [], 0)[0]:
+                        break
                     c.sendall(chunk)
             except OSError:
                 pass
@@ -172,7 +179,7 @@ def requests_per_second(program, requests, clients=8, tokens=8, label="r"):
                 status = post(s.port, {"prompt": f"{label} {i}: Once upon a time", "max_tokens": tokens,
                                        "temperature": 0})
                 if status != 200:
-                    sys.exit(f"hostile_bench: HTTP {status}")
+                    raise RuntimeError(f"hostile_bench: HTTP {status}")
 
         start = time.perf_counter()
         with ThreadPoolExecutor(clients) as pool:
