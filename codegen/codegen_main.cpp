@@ -1,7 +1,8 @@
 // kiln-codegen: reads a GGUF's metadata and tensor directory (never the
 // weight values) and writes the C++ source of that model's forward pass.
 //
-//   kiln-codegen MODEL.gguf --name NAME --out-dir DIR [--ctx N] [--batch N] [--kv f16|f32] [--embed IMAGE]
+//   kiln-codegen MODEL.gguf --name NAME --out-dir DIR [--ctx N] [--batch N] [--kv f16|f32] [--swa-full]
+//                [--embed IMAGE]
 //
 // --embed IMAGE: the program carries its weights, from the weight image
 // IMAGE that <name>-pack writes (also generated: <name>.pack.cpp and
@@ -58,13 +59,14 @@ int run(int argc, char** argv) {
     else if (a == "--ctx") opt.n_ctx = parse_count(a, value());
     else if (a == "--batch") opt.max_batch = parse_count(a, value());
     else if (a == "--kv") opt.kv_type = parse_kv_type(value());
+    else if (a == "--swa-full") opt.swa_full = true;
     else if (a == "--embed") opt.embed_image = std::filesystem::absolute(value()).string();
     else if (!a.empty() && a[0] != '-' && gguf.empty()) gguf = a;
     else throw kiln::Error("unknown argument '" + a + "'");
   }
   if (gguf.empty() || opt.name.empty() || out_dir.empty())
     throw kiln::Error("usage: kiln-codegen MODEL.gguf --name NAME --out-dir DIR [--ctx N] [--batch N] [--kv f16|f32] "
-                      "[--embed IMAGE]");
+                      "[--swa-full] [--embed IMAGE]");
 
   const kiln::GgufFile file = kiln::GgufFile::open(gguf);
   const kiln::ModelDesc desc = kiln::describe_model(file);

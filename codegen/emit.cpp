@@ -68,10 +68,11 @@ void emit_config(std::ostringstream& o, const ModelDesc& d, const BuildOptions& 
   });
   o << "  static constexpr kiln::TensorType token_embd_type = " << type_literal(embd) << ";\n"
     << "  static constexpr kiln::TensorType output_type = " << type_literal(out) << ";\n"
-    << "  // Chosen at build time (kiln_add_model CTX / BATCH / KV).\n"
+    << "  // Chosen at build time (kiln_add_model CTX / BATCH / KV / SWA_FULL).\n"
     << "  static constexpr int n_ctx = " << opt.n_ctx << ";\n"
     << "  static constexpr int max_batch = " << opt.max_batch << ";\n"
     << "  static constexpr kiln::TensorType kv_type = " << type_literal(opt.kv_type) << ";\n"
+    << "  static constexpr bool swa_full = " << (opt.swa_full ? "true" : "false") << ";\n"
     << "};\n\n";
 }
 

@@ -15,6 +15,7 @@ struct BuildOptions {
   int n_ctx = 0;          // positions of the KV cache
   int max_batch = 0;      // tokens per forward call
   TensorType kv_type = TensorType::F16;  // KV cache element type: F16 or F32
+  bool swa_full = false;  // sliding-window layers keep every position, not a ring of their window
   // The weight image to build into the program (<name>.weights, written by
   // <name>-pack); empty: the program reads a GGUF at run time.
   std::string embed_image{};

@@ -41,6 +41,14 @@ const uint8_t* bytes_of(const CacheValue<T>* p) {
   return reinterpret_cast<const uint8_t*>(p);
 }
 
+// The cache row that holds position j: j itself, or in a ring of Ring rows
+// (a sliding-window layer's cache, kv_cache.hpp) j % Ring.
+template <int Ring>
+constexpr int64_t cache_row(int j) {
+  if constexpr (Ring == 0) return j;
+  else return j % Ring;
+}
+
 // out[p] = q . k_p * scale for the kFloatLanes keys k_p = k + p * stride (N
 // elements of type T each). Each key's products are accumulated across the
 // head in one vector, and the kFloatLanes vectors are reduced together
@@ -89,8 +97,11 @@ inline int first_block(int first) { return first / kFloatLanes * kFloatLanes; }
 // queries whose positions include it; an F16 block read by several queries is
 // widened once, into `widened` (exact, so the scores are those of the cache's
 // own elements).
-template <TensorType T, int N, class Queries>
+// In a ring (Ring rows, a multiple of kFloatLanes) a block of positions
+// never wraps: it starts at a multiple of kFloatLanes.
+template <TensorType T, int N, int Ring, class Queries>
 void scores(const Queries& qs, const CacheValue<T>* k, int64_t stride, float scale) {
+  static_assert(Ring % kFloatLanes == 0);
   int lowest = qs.count > 0 ? first_block(qs.first[0]) : 0, longest = 0;
   for (int r = 0; r < qs.count; ++r) {
     lowest = std::min(lowest, first_block(qs.first[r]));
@@ -100,7 +111,7 @@ void scores(const Queries& qs, const CacheValue<T>* k, int64_t stride, float sca
   constexpr bool kWiden = T == TensorType::F16 && N % kFloatLanes == 0;
   alignas(64) float widened[kWiden ? kFloatLanes * N : 1];
   for (int j = lowest; j < longest; j += kFloatLanes) {
-    const CacheValue<T>* block = k + j * stride;
+    const CacheValue<T>* block = k + cache_row<Ring>(j) * stride;
     if (kWiden && qs.count > 1) {
       for (int p = 0; p < kFloatLanes; ++p)
         for (int i = 0; i < N; i += kFloatLanes)
@@ -115,7 +126,7 @@ void scores(const Queries& qs, const CacheValue<T>* k, int64_t stride, float sca
   for (int r = 0; r < qs.count; ++r) {
     for (int j = std::max(block_scored<N>(qs.n[r]), qs.first[r]); j < qs.n[r]; ++j) {
       float s[1][1];
-      dot_tile<T, N, 1, 1>(bytes_of<T>(k + j * stride), qs.q[r], s);
+      dot_tile<T, N, 1, 1>(bytes_of<T>(k + cache_row<Ring>(j) * stride), qs.q[r], s);
       qs.w[r][j] = s[0][0] * scale;
     }
   }
@@ -170,13 +181,13 @@ template <int N>
 inline constexpr int kValueTile = std::max(1, 16 / (ValueSum<N>::kChains * std::max(ValueSum<N>::kVecs, 1)));
 
 // out[r] = sum_{first[r] <= j < n[r]} w[r][j] * v_j for R queries from
-// `first`, v_j = v + j * stride: each value row is read once for the R of
-// them. The loop starts where the earliest of them does (at a multiple of
+// `first`, v_j = v + cache_row<Ring>(j) * stride: each value row is read
+// once for the R of them. The loop starts where the earliest of them does (at a multiple of
 // kChains, so position j still feeds chain j % kChains); a query that starts
 // later gets weights of exactly 0 up to its first position, which leave its
 // chains' bits as they are (an accumulator that starts at +0 never becomes
 // -0), so its result is that of its positions alone.
-template <TensorType T, int N, int R, class Queries>
+template <TensorType T, int N, int R, int Ring, class Queries>
 void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t stride) {
   using Sum = ValueSum<N>;
   Sum sums[R];
@@ -192,14 +203,15 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
     [&]<int... C>(std::integer_sequence<int, C...>) {
       ((
            [&] {
-             const CacheValue<T>* row = v + (j + C) * stride;
+             const CacheValue<T>* row = v + cache_row<Ring>(j + C) * stride;
              for (int r = 0; r < R; ++r) sums[r].template add<C, T>(qs.w[first + r][j + C], row);
            }()),
        ...);
     }(Sum::kChainIndices);
   }
   for (int r = 0; r < R; ++r) {
-    for (int jr = j; jr < qs.n[first + r]; ++jr) sums[r].template add_at<T>(jr, qs.w[first + r][jr], v + jr * stride);
+    for (int jr = j; jr < qs.n[first + r]; ++jr)
+      sums[r].template add_at<T>(jr, qs.w[first + r][jr], v + cache_row<Ring>(jr) * stride);
     sums[r].store(qs.out[first + r]);
   }
 }
@@ -207,10 +219,12 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
 }  // namespace detail
 
 // q and out are [n_tokens][NHead * HeadDim]; k_cache and v_cache are
-// [position][NHeadKV * HeadDim] of KvType and already hold positions 0 .. pos0 +
-// n_tokens - 1. Token t (position p = pos0 + t), head h attends to positions
-// 0 .. p of kv head h / (NHead / NHeadKV), or with a window w > 0 to the
-// last w of them (p - w < j <= p):
+// [position][NHeadKV * HeadDim] of KvType and already hold positions 0 ..
+// pos0 + n_tokens - 1 (or, with Ring > 0, are a ring of Ring rows, position j
+// in row j % Ring, that holds at least every query's window). Token t
+// (position p = pos0 + t), head h attends to positions 0 .. p of kv head
+// h / (NHead / NHeadKV), or with a window w > 0 to the last w of them
+// (p - w < j <= p):
 //   out = sum_j softmax_j(q . k_j * scale) * v_j.
 // A windowed query reads only its window's keys and values: a sliding layer
 // costs its window, whatever the context.
@@ -219,10 +233,10 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
 // share a kv head (a few tokens, some or all of its heads); a query's result
 // does not depend on the rest of the batch. Sync::NoWait ends it without a
 // barrier.
-template <int NHead, int NHeadKV, int HeadDim, TensorType KvType, Sync Y = Sync::Barrier>
+template <int NHead, int NHeadKV, int HeadDim, TensorType KvType, Sync Y = Sync::Barrier, int Ring = 0>
 void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheValue<KvType>* v_cache, float* out,
                int n_tokens, int pos0, float* scores, int scores_stride, float scale, int window) {
-  static_assert(NHead % NHeadKV == 0 && is_cache_type<KvType>);
+  static_assert(NHead % NHeadKV == 0 && is_cache_type<KvType> && Ring >= 0);
   constexpr int kHeadsPerKV = NHead / NHeadKV;
   constexpr int64_t kQDim = static_cast<int64_t>(NHead) * HeadDim;
   constexpr int64_t kKVDim = static_cast<int64_t>(NHeadKV) * HeadDim;
@@ -256,12 +270,13 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
         ++qs.count;
       }
     }
-    detail::scores<KvType, HeadDim>(qs, k_cache + g * HeadDim, kKVDim, scale);
+    detail::scores<KvType, HeadDim, Ring>(qs, k_cache + g * HeadDim, kKVDim, scale);
     for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r]);
     const CacheValue<KvType>* v_head = v_cache + g * HeadDim;
     int r = 0;
-    for (; r + kTile <= qs.count; r += kTile) detail::weighted_sums<KvType, HeadDim, kTile>(qs, r, v_head, kKVDim);
-    for (; r < qs.count; ++r) detail::weighted_sums<KvType, HeadDim, 1>(qs, r, v_head, kKVDim);
+    for (; r + kTile <= qs.count; r += kTile)
+      detail::weighted_sums<KvType, HeadDim, kTile, Ring>(qs, r, v_head, kKVDim);
+    for (; r < qs.count; ++r) detail::weighted_sums<KvType, HeadDim, 1, Ring>(qs, r, v_head, kKVDim);
   }
   if constexpr (Y == Sync::Barrier) team_barrier();
 }

@@ -1,4 +1,4 @@
-# kiln_add_model(<name> GGUF <path> [CTX <n>] [BATCH <n>] [KV f16|f32] [EMBED])
+# kiln_add_model(<name> GGUF <path> [CTX <n>] [BATCH <n>] [KV f16|f32] [SWA_FULL] [EMBED])
 #
 # Compiles the model in a GGUF file into:
 #   <name>_model  a static library (include "<name>.hpp", call kiln::models::<name>::load())
@@ -19,13 +19,16 @@
 # BATCH the most tokens one forward call ingests (default 512, at most CTX);
 # KV the element type of the KV cache (default f16, as llama.cpp; f32 doubles
 # the cache's memory, for comparisons with F32-attention references).
+# SWA_FULL keeps every position in sliding-window layers' caches too, instead
+# of a ring of their window and a batch: a cached prefix is then reusable
+# whatever its length (README, "What runs"), at the memory of a global layer.
 # EMBED builds the weights into the library (and so into both programs), in
 # the layout the kernels read: <name>-pack writes them (<name>.weights) at
 # build time, and the programs run with no GGUF (-m still takes one).
 # Without EMBED, load() finds the GGUF through $KILN_MODEL_PATH, next to the
 # program, or where it was at build time (engine/model/model_path.hpp).
 function(kiln_add_model name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "EMBED" "GGUF;CTX;BATCH;KV" "")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "EMBED;SWA_FULL" "GGUF;CTX;BATCH;KV" "")
   if(NOT ARG_GGUF)
     message(FATAL_ERROR "kiln_add_model(${name}): GGUF <path> is required")
   endif()
@@ -48,15 +51,18 @@ function(kiln_add_model name)
   set(generated "${out}/${name}.hpp" "${out}/${name}.forward.hpp" "${out}/${name}.gen.cpp" "${out}/${name}.timed.cpp"
                 "${out}/${name}.main.cpp" "${out}/${name}.bench.cpp" "${out}/${name}.perplexity.cpp"
                 "${out}/${name}.server.cpp" "${out}/${name}.capi.cpp")
-  set(embed_args)
+  set(codegen_args)
+  if(ARG_SWA_FULL)
+    list(APPEND codegen_args --swa-full)
+  endif()
   if(ARG_EMBED)
     list(APPEND generated "${out}/${name}.pack.cpp" "${out}/${name}.weights.cpp")
-    set(embed_args --embed "${out}/${name}.weights")
+    list(APPEND codegen_args --embed "${out}/${name}.weights")
   endif()
   add_custom_command(
     OUTPUT ${generated}
     COMMAND kiln::codegen "${gguf}" --name "${name}" --out-dir "${out}" --ctx ${ARG_CTX} --batch ${ARG_BATCH} --kv ${ARG_KV}
-            ${embed_args}
+            ${codegen_args}
     DEPENDS kiln::codegen "${gguf}"
     COMMENT "kiln: generating model ${name} from ${gguf}"
     VERBATIM)
@@ -128,14 +134,14 @@ function(kiln_warn_if_unoptimized)
 endfunction()
 
 # kiln_add_synthetic_model(<name> [PRESET <preset>] [TYPE <type>] [SEED <n>] [SYNTH_ARGS <kiln-synth flags>...]
-#                          [CTX <n>] [BATCH <n>] [KV f16|f32] [EMBED])
+#                          [CTX <n>] [BATCH <n>] [KV f16|f32] [SWA_FULL] [EMBED])
 #
 # Generates a random-weight GGUF with kiln-synth at build time
 # (<build>/models/<name>.gguf), then compiles it like kiln_add_model.
 # SYNTH_ARGS passes any other kiln-synth flags (sizes, per-role types, --arch,
 # --tied, --rope-freqs); without a PRESET they must give every size.
 function(kiln_add_synthetic_model name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "EMBED" "PRESET;TYPE;SEED;CTX;BATCH;KV" "SYNTH_ARGS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "EMBED;SWA_FULL" "PRESET;TYPE;SEED;CTX;BATCH;KV" "SYNTH_ARGS")
   set(synth_args ${ARG_SYNTH_ARGS})
   if(ARG_PRESET)
     list(PREPEND synth_args --preset ${ARG_PRESET})
@@ -160,8 +166,10 @@ function(kiln_add_synthetic_model name)
       list(APPEND extra ${opt} ${ARG_${opt}})
     endif()
   endforeach()
-  if(ARG_EMBED)
-    list(APPEND extra EMBED)
-  endif()
+  foreach(flag EMBED SWA_FULL)
+    if(ARG_${flag})
+      list(APPEND extra ${flag})
+    endif()
+  endforeach()
   kiln_add_model(${name} GGUF "${gguf}" ${extra})
 endfunction()

@@ -37,8 +37,11 @@
 #include "kiln_test_synth_llama_q5_iq4.hpp"
 #include "kiln_test_synth_qwen2_q2_q3.hpp"
 #include "tests/support/llamacpp_reference.hpp"
+#include "engine/session/session.hpp"
+#include "engine/session/state_file.hpp"
 #include "tests/support/reference_check.hpp"
 #include "tests/support/synth_fixture_checks.hpp"
+#include "tests/support/temp_folder.hpp"
 
 namespace {
 
@@ -106,23 +109,107 @@ TEST_CASE("qwen3, gemma3, smollm3, phi3 and qwen3moe agree with the reference fo
 }
 
 TEST_CASE("gemma3: a prefix longer than the sliding window is reused from its keys and values") {
-  // 30 cached positions against a 16-token window: the sliding layers'
-  // later tokens must still see what the restored cache holds for them.
+  // gemma3's sliding layers keep a ring of 64 rows (a 16-token window and
+  // batches of 32): 100 positions wrap it. The prefix's last 15 positions
+  // are what the sliding layers' later tokens read.
   auto model = kiln::models::kiln_test_synth_gemma3::load();
-  const auto ids = kiln::test::random_prompt(40, model->n_vocab(), 9);
-  constexpr int kPrefix = 30;
+  REQUIRE(model->sliding_window() == 16);
+  const auto ids = kiln::test::random_prompt(110, model->n_vocab(), 9);
+  constexpr int kPrefix = 100;
   auto whole = model->new_sequence();
   const auto straight = kiln::test::all_logits(*whole, ids, model->max_batch());
+  CHECK(whole->kv_held_from() == 110 - 64);
   const kiln::KvLayout layout = model->kv_layout();
   std::vector<uint8_t> prefix(size_t(kPrefix) * layout.bytes_per_position());
   whole->read_kv(0, kPrefix, prefix.data());
 
   auto resumed = model->new_sequence();
-  resumed->write_kv(0, kPrefix, prefix.data());
+  resumed->write_kv(0, kPrefix, prefix.data(), whole->kv_held_from());
   const size_t vocab = size_t(model->n_vocab());
   std::vector<float> rest((ids.size() - kPrefix) * vocab);
   resumed->forward(ids.data() + kPrefix, int(ids.size()) - kPrefix, kPrefix, kiln::Logits::All, rest.data());
   CHECK(std::memcmp(rest.data(), straight.data() + kPrefix * vocab, rest.size() * sizeof(float)) == 0);
+
+  // Position 40's window (from 25) is no longer held: going on there is refused, not computed from stale rows.
+  CHECK_THROWS_WITH_AS(whole->forward(ids.data() + 40, 1, 40, kiln::Logits::Last, rest.data()),
+                       "forward: position 40 needs the sliding window's positions from 25, but the cache holds "
+                       "them only from 46",
+                       kiln::Error);
+}
+
+TEST_CASE("gemma3: a session reuses a prefix longer than the window while its ring holds the window, else starts over") {
+  auto model = kiln::models::kiln_test_synth_gemma3::load();
+  const auto ids = kiln::test::random_prompt(110, model->n_vocab(), 5);
+  const auto fresh_logits = [&](std::span<const int32_t> prompt) {
+    kiln::Session fresh(*model);
+    const auto logits = fresh.ingest_prompt(prompt);
+    return std::vector<float>(logits.begin(), logits.end());
+  };
+  kiln::Session session(*model);
+  session.ingest_prompt(ids);
+  // A new turn that branches off 6 tokens before the cache's end (a chat's
+  // next message): its first 104 positions are kept.
+  auto branch = std::vector<int32_t>(ids.begin(), ids.begin() + 104);
+  branch.insert(branch.end(), {7, 8, 9});
+  auto logits = session.ingest_prompt(branch);
+  CHECK(session.last_reused() == 104);
+  CHECK(std::vector<float>(logits.begin(), logits.end()) == fresh_logits(branch));
+
+  // One that branches at 30, where the ring has moved on: computed again from the start, with the same logits.
+  const kiln::SessionState saved = session.snapshot();
+  auto early = std::vector<int32_t>(ids.begin(), ids.begin() + 30);
+  early.push_back(3);
+  CHECK(session.reusable_prefix(early) == 0);
+  logits = session.ingest_prompt(early);
+  CHECK(session.last_reused() == 0);
+  CHECK(std::vector<float>(logits.begin(), logits.end()) == fresh_logits(early));
+
+  // The saved state, through a state file, serves the late branch and not the early one.
+  kiln::test::TempFolder tmp("gemma3-ring");
+  const std::string path = tmp.file("s.state");
+  kiln::write_state_file(path, saved);
+  const kiln::SessionState read = kiln::read_state_file(path);
+  CHECK(read.held_from == saved.held_from);
+  CHECK(saved.held_from == 110 - 64);  // the first 110 positions' ring: 104..106 wrote over rows it had moved past
+  kiln::Session loaded(*model);
+  CHECK(loaded.restore_prefix(read, early) == 0);
+  CHECK(loaded.restore_prefix(read, branch) == branch.size());
+  logits = loaded.ingest_prompt(branch);
+  CHECK(std::vector<float>(logits.begin(), logits.end()) == fresh_logits(branch));
+}
+
+TEST_CASE("gemma3: a window checkpoint at a system prompt's end serves a conversation that branches there") {
+  auto model = kiln::models::kiln_test_synth_gemma3::load();
+  REQUIRE(model->kv_ring_rows() == 64);
+  const auto system = kiln::test::random_prompt(30, model->n_vocab(), 11);
+  const auto with_question = [&](uint32_t seed, int n) {
+    std::vector<int32_t> prompt = system;
+    const auto question = kiln::test::random_prompt(n + 1, model->n_vocab(), seed);
+    prompt.insert(prompt.end(), question.begin() + 1, question.end());  // without its BOS
+    return prompt;
+  };
+  const auto first = with_question(12, 70), second = with_question(13, 85);
+  const auto logits_of = [](std::span<const float> logits) { return std::vector<float>(logits.begin(), logits.end()); };
+  kiln::Session fresh(*model);
+  const auto expected = logits_of(fresh.ingest_prompt(second));
+
+  // 100 positions moved the 64-row ring past position 30's window (and 115 again).
+  kiln::Session checkpointed(*model);
+  checkpointed.ingest_prompt(first, system.size());
+  CHECK(checkpointed.reusable_prefix(second) == system.size());
+  CHECK(logits_of(checkpointed.ingest_prompt(second, system.size())) == expected);
+  CHECK(checkpointed.last_reused() == int(system.size()));
+
+  // A third conversation on the same system prompt: the checkpoint is still there.
+  const auto third = with_question(14, 60);
+  CHECK(logits_of(checkpointed.ingest_prompt(third, system.size())) == logits_of(fresh.ingest_prompt(third)));
+  CHECK(checkpointed.last_reused() == int(system.size()));
+
+  // Without one, the second conversation is computed from its start.
+  kiln::Session plain(*model);
+  plain.ingest_prompt(first);
+  CHECK(logits_of(plain.ingest_prompt(second)) == expected);
+  CHECK(plain.last_reused() == 0);
 }
 
 TEST_CASE("qwen3, gemma3, smollm3, phi3, qwen3moe and the newer weight types match llama.cpp's logits and greedy ids") {

@@ -322,7 +322,7 @@ TEST_CASE("--prompt-cache: a damaged file is reported, ignored, and with -ro lef
   REQUIRE(run_cli(kPrompt, {"--prompt-cache", cache}).exit_code == 0);
   const std::vector<uint8_t> good = read_bytes(cache);
   const size_t n = kiln::read_state_file(cache).tokens.size();
-  const size_t tokens_at = 48, kv_at = tokens_at + 4 * n, checksum_at = good.size() - 8;
+  const size_t tokens_at = 52, kv_at = tokens_at + 4 * n, checksum_at = good.size() - 8;
 
   SessionState foreign = kiln::read_state_file(cache);
   foreign.fingerprint += 1;
@@ -339,7 +339,7 @@ TEST_CASE("--prompt-cache: a damaged file is reported, ignored, and with -ro lef
   };
   for (size_t cut : {size_t(30), tokens_at + 10, kv_at + 333, checksum_at + 4})
     cases.push_back({"cut at " + std::to_string(cut), {good.begin(), good.begin() + long(cut)},
-                     cut < 56 ? "truncated: " + std::to_string(cut) + " bytes"
+                     cut < 60 ? "truncated: " + std::to_string(cut) + " bytes"
                               : "the file is " + std::to_string(cut) + " bytes, which does not fit the " +
                                     std::to_string(n) + " tokens"});
   for (const auto& [what, at] : {std::pair{"magic", size_t(2)}, std::pair{"header", size_t(20)},

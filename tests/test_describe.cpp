@@ -357,6 +357,15 @@ TEST_CASE("codegen emits the KV cache type: F16 unless F32 is asked for") {
   CHECK(f32.forward.find(std::string(kv) + "F32;") != std::string::npos);
 }
 
+TEST_CASE("codegen emits whether sliding-window layers keep a ring or every position (SWA_FULL)") {
+  const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny())));
+  const auto ring = kiln::codegen::emit_model(d, {.name = "m", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32});
+  CHECK(ring.forward.find("static constexpr bool swa_full = false;") != std::string::npos);
+  const auto full = kiln::codegen::emit_model(
+      d, {.name = "m", .gguf_path = "/m.gguf", .n_ctx = 128, .max_batch = 32, .swa_full = true});
+  CHECK(full.forward.find("static constexpr bool swa_full = true;") != std::string::npos);
+}
+
 TEST_CASE("codegen with a weight image: the packer, the .incbin and a load() that reads them; else the path search") {
   const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny())));
   const auto plain = kiln::codegen::emit_model(d, {.name = "m", .gguf_path = "/models/m.gguf", .n_ctx = 128, .max_batch = 32});

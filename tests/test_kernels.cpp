@@ -309,6 +309,35 @@ std::vector<CacheValue<T>> random_cache(size_t n, uint32_t seed, float lo, float
   return cache;
 }
 
+// A sliding-window layer's cache as a ring of kRing rows (position j in row
+// j % kRing, written in order, so a row holds the last position that maps to
+// it) gives the same bits as the cache indexed by position: k and v hold
+// every position up to the last query's.
+template <int NHead, int NHeadKV, int HeadDim, TensorType KvType>
+void check_ring_attention(const std::vector<float>& q, const std::vector<CacheValue<KvType>>& k,
+                          const std::vector<CacheValue<KvType>>& v, const std::vector<float>& expected, int pos0,
+                          int window, float scale) {
+  constexpr int kRing = 64;
+  REQUIRE(window + kMaxBatch - 1 <= kRing);
+  constexpr int kKVDim = NHeadKV * HeadDim;
+  const int n_pos = pos0 + kMaxBatch;
+  std::vector<CacheValue<KvType>> k_ring(kRing * kKVDim), v_ring(kRing * kKVDim);
+  for (int j = 0; j < n_pos; ++j) {
+    std::copy_n(k.begin() + j * kKVDim, kKVDim, k_ring.begin() + j % kRing * kKVDim);
+    std::copy_n(v.begin() + j * kKVDim, kKVDim, v_ring.begin() + j % kRing * kKVDim);
+  }
+  std::vector<float> scores(2 * kAttentionScratchRows<NHead, NHeadKV> * n_pos);
+  for (int threads = 1; threads <= 2; ++threads) {
+    std::vector<float> out(q.size());
+    in_parallel(threads, [&] {
+      attention<NHead, NHeadKV, HeadDim, KvType, Sync::Barrier, kRing>(q.data(), k_ring.data(), v_ring.data(),
+                                                                         out.data(), kMaxBatch, pos0, scores.data(),
+                                                                         n_pos, scale, window);
+    });
+    expect_same_bits(out, expected);
+  }
+}
+
 template <int NHead, int NHeadKV, int HeadDim, TensorType KvType>
 void check_attention(int pos0, int window = 0) {
   CAPTURE(window);
@@ -369,11 +398,13 @@ void check_attention(int pos0, int window = 0) {
       run(first, std::min(batch, kMaxBatch - first), chunked.data() + first * kQDim);
     expect_same_bits(chunked, out);
   }
+  if (window > 0) check_ring_attention<NHead, NHeadKV, HeadDim, KvType>(q, k, v, out, pos0, window, scale);
 }
 
 template <TensorType KvType>
 void check_attention_shapes() {
-  for (int pos0 : {0, 5, 38}) {
+  // 150: past the end of the sliding-window checks' ring (check_ring_attention).
+  for (int pos0 : {0, 5, 38, 150}) {
     check_attention<4, 2, 16, KvType>(pos0);  // grouped-query: 2 query heads per kv head
     check_attention<8, 1, 32, KvType>(pos0);  // 8 query heads per kv head, as tinyllama's
     check_attention<2, 2, 32, KvType>(pos0);  // one head per kv head: several tokens per work item

@@ -21,7 +21,7 @@ using Bytes = std::vector<uint8_t>;
 
 namespace {
 
-constexpr size_t kHeader = 48;
+constexpr size_t kHeader = 52;
 
 // 2 layers x 3 f32 values: 48 KV bytes per position.
 SessionState make_state(size_t n_tokens) {
@@ -31,6 +31,7 @@ SessionState make_state(size_t n_tokens) {
   for (size_t i = 0; i < n_tokens; ++i) s.tokens.push_back(static_cast<int32_t>(100 + 7 * i));
   s.kv_bytes.resize(n_tokens * s.kv.bytes_per_position());
   for (size_t i = 0; i < s.kv_bytes.size(); ++i) s.kv_bytes[i] = static_cast<uint8_t>(i * 31 + 5);
+  s.held_from = static_cast<int>(n_tokens / 2);
   return s;
 }
 
@@ -39,6 +40,7 @@ void check_same(const SessionState& a, const SessionState& b) {
   CHECK(a.kv == b.kv);
   CHECK(a.tokens == b.tokens);
   CHECK(a.kv_bytes == b.kv_bytes);
+  CHECK(a.held_from == b.held_from);
 }
 
 void check_refused(const std::string& path, const std::string& message) {
@@ -79,7 +81,7 @@ TEST_CASE("a damaged state file is refused with a message naming the damage") {
   std::vector<Case> cases = {
       {"empty", {}, "the file is empty"},
       {"cut in the header", Bytes(good.begin(), good.begin() + 20), "truncated: 20 bytes"},
-      {"cut in the tokens", Bytes(good.begin(), good.begin() + long(tokens_at + 6)), "truncated: 54 bytes"},
+      {"cut in the tokens", Bytes(good.begin(), good.begin() + long(tokens_at + 6)), "truncated: 58 bytes"},
       {"cut in the KV data", Bytes(good.begin(), good.begin() + long(kv_at + 100)), "does not fit the 5 tokens"},
       {"cut in the checksum", Bytes(good.begin(), good.end() - 3), "does not fit the 5 tokens"},
       {"a byte too many", good, "does not fit the 5 tokens"},
@@ -95,6 +97,7 @@ TEST_CASE("a damaged state file is refused with a message naming the damage") {
   flipped("fingerprint", 16, "checksum mismatch");
   flipped("layout", 28, "does not fit the 5 tokens");
   flipped("type name", 37, "checksum mismatch");
+  flipped("sliding-window start", 48, "corrupt header: the sliding-window layers' positions start past the last token");
   flipped("a token", tokens_at + 4, "checksum mismatch");
   flipped("KV data", kv_at + 77, "checksum mismatch");
   flipped("the last KV byte", checksum_at - 1, "checksum mismatch");

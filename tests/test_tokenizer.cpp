@@ -1,7 +1,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -137,17 +136,16 @@ TEST_CASE("llama-spm vocab: special ids, BOS, and byte fallback reassembled by t
   CHECK(detok.flush() == "");
 }
 
-TEST_CASE("llama-spm vocab: a long input encodes quickly" * kiln::test::needs_fixtures) {
+// Long inputs: a tokenizer quadratic in its input would take minutes here
+// and meet ctest's timeout; the test itself asserts no time.
+TEST_CASE("llama-spm vocab: a long input round-trips" * kiln::test::needs_fixtures) {
   const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-llama-spm.gguf");
   const Tokenizer tok = Tokenizer::from_gguf(f);
   std::string text;
   while (text.size() < 100000) text += "The quick brown fox jumps over the lazy dog, 1234 times! ";
   std::string spaces(10000, ' ');
-  const auto start = std::chrono::steady_clock::now();
   const std::vector<int32_t> ids = tok.encode(text, false);
   const std::vector<int32_t> space_ids = tok.encode(spaces, false);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(seconds < 1.0);
   CHECK(decode(tok, ids) == text);
   CHECK(decode(tok, space_ids) == spaces);
 }

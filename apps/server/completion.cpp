@@ -104,7 +104,7 @@ size_t CompletionRunner::cached(int slot) const { return slots_[size_t(slot)]->s
 size_t CompletionRunner::reusable(int slot_index, const Job& job) const {
   const Slot& slot = *slots_[size_t(slot_index)];
   if (continues_chat(slot, job)) return slot.session.tokens().size();
-  return common_prefix_length(slot.session.tokens(), job.prompt.tokens);
+  return slot.session.reusable_prefix(job.prompt.tokens);
 }
 
 // A plain completion's rendered text is empty, and so never goes on from one.
@@ -121,11 +121,11 @@ std::vector<int32_t> CompletionRunner::slot_prompt(const Slot& slot, const Job& 
 }
 
 CompletionRunner::Seeded CompletionRunner::seed(Slot& slot, std::span<const int32_t> prompt) {
-  const size_t own = common_prefix_length(slot.session.tokens(), prompt);
+  const size_t own = slot.session.reusable_prefix(prompt);
   const Slot* donor = nullptr;
   size_t donor_length = own;
   for (const auto& other : slots_) {
-    const size_t length = other.get() == &slot ? 0 : common_prefix_length(other->session.tokens(), prompt);
+    const size_t length = other.get() == &slot ? 0 : other->session.reusable_prefix(prompt);
     if (length > donor_length) {
       donor = other.get();
       donor_length = length;
@@ -158,7 +158,13 @@ std::span<const float> CompletionRunner::ingest(Slot& slot, std::span<const int3
     offsets.push_back(decoded);
     decoded += g.detok.push(t).size();
   }
-  if (!r.echo) return slot.session.ingest_prompt(prompt);
+  // The branch point counts in the job's own tokens: kept if a chat's
+  // continuation of the slot's tokens shares them.
+  const std::vector<int32_t>& own = slot.job->prompt.tokens;
+  const size_t at = slot.job->prompt.branch_point;
+  const size_t checkpoint_at =
+      at <= prompt.size() && std::equal(own.begin(), own.begin() + std::ptrdiff_t(at), prompt.begin()) ? at : 0;
+  if (!r.echo) return slot.session.ingest_prompt(prompt, checkpoint_at);
   std::vector<TokenScore> scores;
   std::span<const float> logits;
   if (r.logprobs) {
@@ -168,7 +174,7 @@ std::span<const float> CompletionRunner::ingest(Slot& slot, std::span<const int3
       if (i + 1 < prompt.size()) scores.push_back(score_token(tok, row, prompt[i + 1], r.top_logprobs, offsets[i + 1]));
     });
   } else {
-    logits = slot.session.ingest_prompt(prompt);
+    logits = slot.session.ingest_prompt(prompt, checkpoint_at);
   }
   g.echoed = g.sent = r.prompt.size();
   slot.job->events.push(CompletionEvent{CompletionEvent::Kind::Text, r.prompt, std::move(scores), {}, 200});

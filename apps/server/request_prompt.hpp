@@ -19,6 +19,9 @@ namespace kiln {
 struct RequestPrompt {
   std::vector<int32_t> tokens;  // the whole prompt, tokenized afresh
   chat::Text rendered;          // a chat's text as the template wrote it; empty for /v1/completions
+  // Where other conversations are likely to part from this one (the end of
+  // its system prompt), for Session::ingest_prompt's window checkpoint; 0: none.
+  size_t branch_point = 0;
 };
 
 // A chat is rendered with `chat_template` (its tools as `format` has them:

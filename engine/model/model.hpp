@@ -42,6 +42,13 @@ enum class ThreadFit { ByWork, Exact };
 class Sequence;
 class SequenceBatch;
 
+// Whether a cache whose sliding-window layers hold positions from held_from
+// on (every other layer holding them all) can go on at `pos`: each query of a
+// sliding layer reads the window - 1 positions before it.
+inline bool kv_continues_at(int window, int held_from, int pos) {
+  return held_from == 0 || pos == 0 || pos - (window - 1) >= held_from;
+}
+
 // What a loaded model shares between all its sequences: the weights (mapped
 // and read-only after loading), the tokenizer and the description. Every
 // const member may be called from any thread at any time. The KV cache, the
@@ -65,6 +72,13 @@ class Model {
   virtual int n_vocab() const = 0;
   // How a sequence's KV cache stores a position (Sequence::read_kv).
   virtual KvLayout kv_layout() const = 0;
+  // Positions a query of a sliding-window layer attends to (itself and those
+  // before it), 0 without such layers. A sliding-window layer's cache keeps
+  // only a ring of recent positions (Sequence::kv_held_from).
+  virtual int sliding_window() const = 0;
+  // Rows of that ring; 0 where every layer keeps every position (no sliding
+  // layers, a ring no smaller than the context, or a SWA_FULL build).
+  virtual int kv_ring_rows() const = 0;
 
   // A new sequence on these weights: its KV cache and activation scratch are
   // allocated here, once (the cache's pages are touched only when used), so a
@@ -98,13 +112,23 @@ class Sequence {
   // n_vocab floats (Logits::Last) or n * n_vocab floats (Logits::All).
   virtual void forward(const int32_t* tokens, int n, int pos, Logits which, float* logits) = 0;
 
+  // The first position that the sliding-window layers' caches still hold
+  // (they keep a ring of the latest positions written); 0 in a model without
+  // them. Every other layer holds every position written. A forward pass at
+  // pos needs the window before it: kv_continues_at.
+  virtual int kv_held_from() const = 0;
+
   // Copies positions [first_pos, first_pos + n_pos) of the KV cache out of or
   // into the sequence, n_pos * Model::kv_layout().bytes_per_position() bytes,
   // position by position (within a position: layer by layer, the key then the
   // value), so the first k positions of a copy are a prefix of its bytes.
-  // Throws kiln::Error if the range is not inside [0, n_ctx()).
+  // A sliding-window layer's rows of positions it no longer holds read as
+  // zeros; write_kv is told from which position `in` holds those layers'
+  // rows (held_from: what kv_held_from() was for the copy). Writing ends the
+  // cache at first_pos + n_pos. Throws kiln::Error if the range is not inside
+  // [0, n_ctx()).
   virtual void read_kv(int first_pos, int n_pos, uint8_t* out) const = 0;
-  virtual void write_kv(int first_pos, int n_pos, const uint8_t* in) = 0;
+  virtual void write_kv(int first_pos, int n_pos, const uint8_t* in, int held_from) = 0;
 };
 
 // One sequence's part of a batched forward pass: tokens[0..n) at positions

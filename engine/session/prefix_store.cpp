@@ -35,12 +35,12 @@ bool PrefixStore::put(SessionState state) {
   return true;
 }
 
-PrefixStore::Match PrefixStore::find(uint64_t fingerprint, std::span<const int32_t> prompt) {
+PrefixStore::Match PrefixStore::find(uint64_t fingerprint, std::span<const int32_t> prompt, int sliding_window) {
   auto best = entries_.end();
   size_t best_length = 0;
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->fingerprint != fingerprint) continue;
-    const size_t length = common_prefix_length(it->tokens, prompt);
+    const size_t length = reusable_prefix(it->tokens, it->held_from, sliding_window, prompt);
     if (length > best_length) {  // strictly longer: ties go to the more recently used
       best = it;
       best_length = length;
@@ -52,8 +52,8 @@ PrefixStore::Match PrefixStore::find(uint64_t fingerprint, std::span<const int32
 }
 
 size_t PrefixStore::seed(Session& session, std::span<const int32_t> prompt) {
-  const size_t own = common_prefix_length(session.tokens(), prompt);
-  const Match match = find(session.model().fingerprint(), prompt);
+  const size_t own = session.reusable_prefix(prompt);
+  const Match match = find(session.model().fingerprint(), prompt, session.model().sliding_window());
   if (match.length <= own) return own;
   return session.restore_prefix(*match.state, prompt);
 }

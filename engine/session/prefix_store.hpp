@@ -33,7 +33,9 @@ class PrefixStore {
   // The entry made by the model with `fingerprint` that shares the longest
   // prefix with `prompt` (of equally long ones, the most recently used),
   // which becomes the most recently used entry. Valid until the next put.
-  Match find(uint64_t fingerprint, std::span<const int32_t> prompt);
+  // A model with sliding-window layers counts only the prefixes an entry can
+  // go on from (reusable_prefix).
+  Match find(uint64_t fingerprint, std::span<const int32_t> prompt, int sliding_window = 0);
 
   // Gives `session` the longest prefix of `prompt` available: the best entry
   // is restored into it (Session::restore_prefix) if it shares more of the

@@ -56,13 +56,32 @@ std::span<const float> Session::ingest(std::span<const int32_t> tokens) {
   return logits_;
 }
 
-std::span<const float> Session::ingest_prompt(std::span<const int32_t> prompt) {
+Session::ReusePoint Session::reuse_point(std::span<const int32_t> prompt, size_t limit) const {
+  const size_t shared = std::min(common_prefix_length(tokens_, prompt), limit);
+  if (kv_continues_at(model_.sliding_window(), sequence_->kv_held_from(), static_cast<int>(shared))) return {shared};
+  const WindowCheckpoints::Checkpoint* c = checkpoints_.find(tokens_, shared);
+  return c ? ReusePoint{c->tokens.size(), c} : ReusePoint{};
+}
+
+std::span<const float> Session::ingest_prompt(std::span<const int32_t> prompt, size_t checkpoint_at) {
   if (prompt.empty()) throw Error("nothing to ingest: the prompt is empty");
   check_prompt_fits(model_, prompt.size());
-  const size_t kept = std::min(common_prefix_length(tokens_, prompt), prompt.size() - 1);
-  tokens_.resize(kept);
-  last_reused_ = static_cast<int>(kept);
-  return ingest(prompt.subspan(kept));
+  // At least the prompt's last token is computed, for its logits.
+  const ReusePoint kept = reuse_point(prompt, prompt.size() - 1);
+  if (kept.checkpoint) WindowCheckpoints::restore(*sequence_, *kept.checkpoint);
+  tokens_.resize(kept.length);
+  last_reused_ = static_cast<int>(kept.length);
+  if (checkpoint_at > kept.length && checkpoint_at < prompt.size()) {
+    ingest(prompt.subspan(kept.length, checkpoint_at - kept.length));
+    checkpoints_.take(*sequence_, tokens_);
+    return ingest(prompt.subspan(checkpoint_at));
+  }
+  // A branch point already behind: checkpointed now if the rings still hold its window and no checkpoint has it.
+  const std::span<const int32_t> before = prompt.first(std::min(checkpoint_at, kept.length));
+  if (!before.empty() && kv_continues_at(model_.sliding_window(), sequence_->kv_held_from(), int(before.size())) &&
+      checkpoints_.find(before, before.size()) == nullptr)
+    checkpoints_.take(*sequence_, before);
+  return ingest(prompt.subspan(kept.length));
 }
 
 std::span<const float> Session::ingest_every_position(std::span<const int32_t> prompt, const PositionLogits& on_logits) {
@@ -89,6 +108,10 @@ std::span<const float> Session::ingest_every_position(std::span<const int32_t> p
   return logits_;
 }
 
+size_t Session::reusable_prefix(std::span<const int32_t> prompt) const {
+  return reuse_point(prompt, prompt.size()).length;
+}
+
 SessionState Session::snapshot(size_t n_tokens) const {
   if (n_tokens > tokens_.size())
     throw Error("cannot snapshot " + std::to_string(n_tokens) + " positions, the context holds " +
@@ -99,13 +122,14 @@ SessionState Session::snapshot(size_t n_tokens) const {
   s.tokens.assign(tokens_.begin(), tokens_.begin() + static_cast<std::ptrdiff_t>(n_tokens));
   s.kv_bytes.resize(n_tokens * s.kv.bytes_per_position());
   sequence_->read_kv(0, static_cast<int>(n_tokens), s.kv_bytes.data());
+  s.held_from = std::min(sequence_->kv_held_from(), static_cast<int>(n_tokens));
   return s;
 }
 
 size_t Session::restore_prefix(const SessionState& state, std::span<const int32_t> prompt) {
   check_state_fits(state, model_);
-  const size_t n = common_prefix_length(state.tokens, prompt);
-  sequence_->write_kv(0, static_cast<int>(n), state.kv_bytes.data());
+  const size_t n = kiln::reusable_prefix(state.tokens, state.held_from, model_.sliding_window(), prompt);
+  sequence_->write_kv(0, static_cast<int>(n), state.kv_bytes.data(), state.held_from);
   tokens_.assign(state.tokens.begin(), state.tokens.begin() + static_cast<std::ptrdiff_t>(n));
   return n;
 }

@@ -15,6 +15,7 @@
 #include "engine/model/model.hpp"
 #include "engine/session/sampler.hpp"
 #include "engine/session/session_state.hpp"
+#include "engine/session/window_checkpoints.hpp"
 
 namespace kiln {
 
@@ -50,7 +51,12 @@ class Session {
   // again, since only the KV cache, not the logits, is kept. Throws
   // kiln::Error, with the context unchanged, if the prompt is empty or longer
   // than the context.
-  std::span<const float> ingest_prompt(std::span<const int32_t> prompt);
+  // checkpoint_at (0: none) names a position where later prompts are likely
+  // to branch off this one (after a system prompt): in a model whose
+  // sliding-window layers keep a ring, their window there is copied
+  // (WindowCheckpoints), so that such a prompt keeps that prefix after the
+  // rings have moved on.
+  std::span<const float> ingest_prompt(std::span<const int32_t> prompt, size_t checkpoint_at = 0);
   // Makes the context `prompt` computed whole from its first position
   // (nothing is reused: the logits of every position are wanted) and calls
   // on_logits(i, row) with position i's logits (n_vocab floats, valid during
@@ -63,6 +69,10 @@ class Session {
   std::span<const float> logits() const { return logits_; }
   // How many positions the last ingest_prompt kept instead of computing.
   int last_reused() const { return last_reused_; }
+  // How many leading tokens of `prompt` the context holds in a form the
+  // cache can go on from (kv_continues_at), or that a window checkpoint
+  // restores: what ingest_prompt keeps, but for the prompt's last token.
+  size_t reusable_prefix(std::span<const int32_t> prompt) const;
 
   // Forgets the context (the cache is simply overwritten later).
   void reset() { tokens_.clear(); }
@@ -71,8 +81,9 @@ class Session {
   SessionState snapshot() const { return snapshot(tokens_.size()); }
   SessionState snapshot(size_t n_tokens) const;
   // Replaces the context with `state`, or with only the longest prefix it
-  // shares with `prompt` (returning that length), for ingest_prompt to go on
-  // from. The state is checked first (check_state_fits): a kiln::Error leaves
+  // shares with `prompt` (returning that length; none where the state's
+  // sliding window before that prefix's end is gone: reusable_prefix), for
+  // ingest_prompt to go on from. The state is checked first (check_state_fits): a kiln::Error leaves
   // the context and the cache untouched.
   void restore(const SessionState& state) { restore_prefix(state, state.tokens); }
   size_t restore_prefix(const SessionState& state, std::span<const int32_t> prompt);
@@ -93,9 +104,18 @@ class Session {
  private:
   friend class SessionBatch;  // appends what its batched passes computed
 
+  // Where a prompt can go on from: `length` of its tokens, from the cache as
+  // it is or after restoring `checkpoint`.
+  struct ReusePoint {
+    size_t length = 0;
+    const WindowCheckpoints::Checkpoint* checkpoint = nullptr;
+  };
+  ReusePoint reuse_point(std::span<const int32_t> prompt, size_t limit) const;
+
   const Model& model_;
   std::unique_ptr<Sequence> sequence_;
   std::vector<int32_t> tokens_;  // what the KV cache holds, position by position
+  WindowCheckpoints checkpoints_;
   std::vector<float> logits_;
   int last_reused_ = 0;
 };

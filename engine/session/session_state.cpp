@@ -32,6 +32,9 @@ void check_state_fits(const SessionState& state, const Model& model) {
     throw Error(std::to_string(state.kv_bytes.size()) + " KV bytes for " +
                 std::to_string(state.tokens.size()) + " tokens, expected " +
                 std::to_string(state.tokens.size() * kv.bytes_per_position()));
+  if (state.held_from < 0 || static_cast<size_t>(state.held_from) > state.tokens.size())
+    throw Error("its sliding-window layers start at position " + std::to_string(state.held_from) + ", past its " +
+                std::to_string(state.tokens.size()) + " tokens");
   for (size_t i = 0; i < state.tokens.size(); ++i)
     if (state.tokens[i] < 0 || state.tokens[i] >= model.n_vocab())
       throw Error("token " + std::to_string(i) + " has id " + std::to_string(state.tokens[i]) +
@@ -40,6 +43,12 @@ void check_state_fits(const SessionState& state, const Model& model) {
 
 size_t common_prefix_length(std::span<const int32_t> a, std::span<const int32_t> b) {
   return static_cast<size_t>(std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first - a.begin());
+}
+
+size_t reusable_prefix(std::span<const int32_t> tokens, int held_from, int sliding_window,
+                       std::span<const int32_t> prompt) {
+  const size_t shared = common_prefix_length(tokens, prompt);
+  return kv_continues_at(sliding_window, held_from, static_cast<int>(shared)) ? shared : 0;
 }
 
 std::string kv_layout_text(const KvLayout& kv) {

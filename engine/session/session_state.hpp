@@ -21,6 +21,9 @@ struct SessionState {
   // writes; on 2 MB pages when large (a server snapshots 23 MB for 1,000
   // tinyllama positions, and faulting them in 4 KB pages took ~100 ms).
   std::vector<uint8_t, LargeAllocator<uint8_t>> kv_bytes;
+  // The first position whose rows the sliding-window layers hold (zeros
+  // before it): Sequence::kv_held_from, at most tokens.size().
+  int held_from = 0;
 
   // Memory the state occupies (what a prefix store's budget counts).
   size_t bytes() const { return tokens.size() * sizeof(int32_t) + kv_bytes.size(); }
@@ -35,6 +38,13 @@ void check_state_fits(const SessionState& state, const Model& model);
 
 // How many leading tokens `a` and `b` share.
 size_t common_prefix_length(std::span<const int32_t> a, std::span<const int32_t> b);
+
+// How many leading tokens of `prompt` a cache that holds `tokens` (its
+// sliding-window layers, of Model::sliding_window(), from held_from on) can
+// go on from: the prefix they share, or none if the window before its end
+// is no longer held.
+size_t reusable_prefix(std::span<const int32_t> tokens, int held_from, int sliding_window,
+                       std::span<const int32_t> prompt);
 
 // "2 layers x 64 f32 (4 bytes)": a KV layout as messages print it.
 std::string kv_layout_text(const KvLayout& kv);

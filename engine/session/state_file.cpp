@@ -22,9 +22,10 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "state files are written in host byte order");
 
 constexpr std::array<uint8_t, 8> kMagic = {'K', 'I', 'L', 'N', 'K', 'V', 'S', 'T'};
-constexpr size_t kHeaderBytes = 48;
+constexpr size_t kHeaderBytes = 52;
 constexpr size_t kTypeNameOffset = 36;
-constexpr size_t kTypeNameBytes = kHeaderBytes - kTypeNameOffset;
+constexpr size_t kTypeNameBytes = 12;
+constexpr size_t kHeldFromOffset = kTypeNameOffset + kTypeNameBytes;
 constexpr size_t kChecksumBytes = 8;
 // Far beyond any model; keeps the size arithmetic of a corrupt header from overflowing.
 constexpr uint32_t kMaxLayoutField = 1u << 20;
@@ -62,6 +63,7 @@ HeaderBytes encode_header(const SessionState& s) {
   put<uint32_t>(&h[28], static_cast<uint32_t>(s.kv.kv_dim));
   put<uint32_t>(&h[32], static_cast<uint32_t>(s.kv.bytes_per_value));
   std::memcpy(&h[kTypeNameOffset], s.kv.type.data(), s.kv.type.size());
+  put<uint32_t>(&h[kHeldFromOffset], static_cast<uint32_t>(s.held_from));
   return h;
 }
 
@@ -81,7 +83,11 @@ SessionState decode_header(const HeaderBytes& h, uint32_t& n_tokens) {
       bytes_per_value > kMaxLayoutField || name_length == 0 || name_length == kTypeNameBytes)
     throw Error("corrupt header: impossible KV layout");
   n_tokens = get<uint32_t>(&h[12]);
+  const uint32_t held_from = get<uint32_t>(&h[kHeldFromOffset]);
+  if (held_from > n_tokens)
+    throw Error("corrupt header: the sliding-window layers' positions start past the last token");
   SessionState s;
+  s.held_from = static_cast<int>(held_from);
   s.fingerprint = get<uint64_t>(&h[16]);
   s.kv = {static_cast<int>(n_layer), static_cast<int>(kv_dim), std::string(name, name_length),
           static_cast<int>(bytes_per_value)};

@@ -10,8 +10,9 @@
 //   28      4                   elements per key or value vector (kv_dim)
 //   32      4                   bytes per element
 //   36      12                  element type name, NUL-padded ("f32")
-//   48      4n       token ids (int32)
-//   48+4n   n*P      KV data, P = KvLayout::bytes_per_position(), as Sequence::read_kv lays it out
+//   48      4        first position the sliding-window layers' rows hold (SessionState::held_from)
+//   52      4n       token ids (int32)
+//   52+4n   n*P      KV data, P = KvLayout::bytes_per_position(), as Sequence::read_kv lays it out
 //   end-8   8        checksum of everything before it: its content_hash
 //                    (engine/files/content_hash.hpp, XXH3-64)
 #pragma once
@@ -23,9 +24,10 @@
 
 namespace kiln {
 
-// 2: XXH3-64 for the checksum and in the model's fingerprint. A file of
-// version 1 (FNV-1a, another fingerprint) is refused by its version.
-inline constexpr uint32_t kStateFileVersion = 2;
+// 2: XXH3-64 for the checksum and in the model's fingerprint. 3: where the
+// sliding-window layers' rows start (their caches keep only a ring). Older
+// files are refused by their version.
+inline constexpr uint32_t kStateFileVersion = 3;
 
 // Replaces `path` atomically (write_file_atomically): a failed or interrupted
 // save leaves the previous file as it was. Throws kiln::Error "<path>: ...".

@@ -9,7 +9,9 @@
 // and compiles to one kernel call for exactly that type and shape.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels/activation.hpp"
 #include "kernels/gelu.hpp"
@@ -148,15 +150,24 @@ void self_attention(const P& p) {
   }
   // Rounded to the cache type only now, after RoPE (as llama.cpp does).
   constexpr int l = L::index;
+  constexpr int kRing = kv_ring<C>(L::kind);
   each_run<C>(p.runs, [&](const Run<C>& r) {
-    p.step.run(KernelKind::Other, kernels::store_kv<C::kv_type, KV, Sync::NoWait>, &s.k_new[r.first][0],
-               &s.v_new[r.first][0], &r.cache->k[l][r.pos][0], &r.cache->v[l][r.pos][0], r.n);
+    // A ring's rows from the run's first position to its end, then from its start.
+    const int row = kRing > 0 ? r.pos % kRing : r.pos;
+    const int before_wrap = kRing > 0 ? std::min(r.n, kRing - row) : r.n;
+    const auto store = [&](int token, int at, int n) {
+      p.step.run(KernelKind::Other, kernels::store_kv<C::kv_type, KV, Sync::NoWait>, &s.k_new[r.first + token][0],
+                 &s.v_new[r.first + token][0], r.cache->k[l] + int64_t{at} * KV, r.cache->v[l] + int64_t{at} * KV, n);
+    };
+    store(0, row, before_wrap);
+    if (before_wrap < r.n) store(before_wrap, 0, r.n - before_wrap);
   });
   constexpr int kWindow = L::kind.sliding ? C::n_swa : 0;
   each_run<C>(p.runs, [&](const Run<C>& r) {
-    p.step.run(KernelKind::Attention, kernels::attention<C::n_head, C::n_head_kv, C::head_dim, C::kv_type, Sync::NoWait>,
-               &s.q[r.first][0], &r.cache->k[l][0][0], &r.cache->v[l][0][0], &s.att[r.first][0], r.n, r.pos,
-               &s.scores[0][0][0], C::n_ctx, C::attn_scale, kWindow);
+    p.step.run(KernelKind::Attention,
+               kernels::attention<C::n_head, C::n_head_kv, C::head_dim, C::kv_type, Sync::NoWait, kRing>,
+               &s.q[r.first][0], r.cache->k[l], r.cache->v[l], &s.att[r.first][0], r.n, r.pos, &s.scores[0][0][0],
+               C::n_ctx, C::attn_scale, kWindow);
   });
 }
 

@@ -39,6 +39,7 @@ class CompiledBatch final : public kiln::SequenceBatch {
     threads_.run(first, [&](int threads) {
       return Forward::run(*activations_, model_.weights_, std::span<const Run<C>>(runs_), logits, threads, Untimed{});
     });
+    for (const Run<C>& r : runs_) r.cache->wrote(r.pos, r.n);
   }
 
  private:
@@ -53,7 +54,7 @@ class CompiledBatch final : public kiln::SequenceBatch {
         if (parts[j].sequence == p.sequence)
           throw Error("batched forward: parts " + std::to_string(j) + " and " + std::to_string(i) +
                       " are the same sequence");
-      check_forward<C>(p.tokens, p.n, p.pos);
+      check_forward<C>(static_cast<CompiledSequence<C, Forward>*>(p.sequence)->cache(), p.tokens, p.n, p.pos);
       total += p.n;
       if (total > C::max_batch)
         throw Error("batched forward: more than " + std::to_string(C::max_batch) + " tokens (the batch size)");

@@ -62,6 +62,9 @@ class CompiledModel final : public kiln::Model {
             static_cast<int>(sizeof(typename KvCache<C>::Value))};
   }
 
+  int sliding_window() const override { return C::n_swa; }
+  int kv_ring_rows() const override { return decoder::kv_ring_rows<C>; }
+
   std::unique_ptr<Sequence> new_sequence() const override {
     return std::make_unique<CompiledSequence<C, Forward>>(*this);
   }

@@ -82,12 +82,14 @@ class ForwardThreads {
 };
 
 // Throws kiln::Error unless n tokens at positions [pos, pos + n) fit in a
-// forward pass and a cache, and every id is in the vocabulary.
+// forward pass and the cache, which holds what they attend to, and every id
+// is in the vocabulary.
 template <class C>
-void check_forward(const int32_t* tokens, int n, int pos) {
+void check_forward(const KvCache<C>& cache, const int32_t* tokens, int n, int pos) {
   if (n < 1 || n > C::max_batch || pos < 0 || pos + n > C::n_ctx)
     throw Error("forward: " + std::to_string(n) + " tokens at position " + std::to_string(pos) +
                 " do not fit (batch " + std::to_string(C::max_batch) + ", context " + std::to_string(C::n_ctx) + ")");
+  cache.check_continues_at(pos);
   for (int i = 0; i < n; ++i)
     if (tokens[i] < 0 || tokens[i] >= C::n_vocab)
       throw Error("token id " + std::to_string(tokens[i]) + " is outside the vocabulary (0.." +
@@ -97,9 +99,17 @@ void check_forward(const int32_t* tokens, int n, int pos) {
 template <class C, class Forward>
 class CompiledSequence final : public kiln::Sequence {
  public:
+  // The cache's rows are default-initialized: their pages are touched only when used.
   explicit CompiledSequence(const CompiledModel<C, Forward>& model)
-      : model_(model), activations_(new Activations<C>), cache_(new KvCache<C>) {  // default-initialized: pages are touched only when used
+      : model_(model), activations_(new Activations<C>), cache_(new KvCache<C>),
+        kv_rows_(new Value[2 * kKvRowsTotal * KvCache<C>::kv_dim]) {
     model.copy_rope_frequencies(*activations_);
+    Value* next = kv_rows_.get();
+    for (Value** layer : {cache_->k, cache_->v})
+      for (int l = 0; l < C::n_layer; ++l) {
+        layer[l] = next;
+        next += int64_t{Forward::kv_rows[l]} * KvCache<C>::kv_dim;
+      }
   }
 
   const Model& model() const override { return model_; }
@@ -110,11 +120,12 @@ class CompiledSequence final : public kiln::Sequence {
   int threads_for(int n_tokens) const override { return threads_.for_tokens(n_tokens); }
 
   void forward(const int32_t* tokens, int n, int pos, Logits which, float* logits) override {
-    check_forward<C>(tokens, n, pos);
+    check_forward<C>(*cache_, tokens, n, pos);
     const Run<C> run{tokens, cache_.get(), 0, n, pos, which};
     threads_.run(n, [&](int threads) {
       return Forward::run(*activations_, model_.weights_, {&run, 1}, logits, threads, Untimed{});
     });
+    cache_->wrote(pos, n);
   }
 
   // forward(), with the same results, that also times every kernel call
@@ -124,38 +135,70 @@ class CompiledSequence final : public kiln::Sequence {
   // that calls it (kiln-bench, through time_kernels below) compiles the
   // timed pass.
   KernelTimes time_kernels(const int32_t* tokens, int n, int pos, Logits which, float* logits) {
-    check_forward<C>(tokens, n, pos);
+    check_forward<C>(*cache_, tokens, n, pos);
     KernelTimes times;
     const int threads = threads_for(n);
     times.timing_cost = timing_cost_seconds(threads);
     const Run<C> run{tokens, cache_.get(), 0, n, pos, which};
     Forward::run(*activations_, model_.weights_, {&run, 1}, logits, threads, Timed(times));
+    cache_->wrote(pos, n);
     for (int k = 0; k < kKernelKinds; ++k) times.seconds[k] -= times.calls[k] * times.timing_cost;
     return times;
   }
+
+  int kv_held_from() const override { return cache_->held_from; }
 
   void read_kv(int first_pos, int n_pos, uint8_t* out) const override {
     check_kv_range(first_pos, n_pos);
     for (int p = first_pos; p < first_pos + n_pos; ++p)
       for (int l = 0; l < C::n_layer; ++l) {
-        std::memcpy(out, cache_->k[l][p], kKvRowBytes);
-        std::memcpy(out + kKvRowBytes, cache_->v[l][p], kKvRowBytes);
-        out += 2 * kKvRowBytes;
+        const int64_t row = kv_row(l, p);
+        for (const Value* layer : {cache_->k[l], cache_->v[l]}) {
+          if (row < 0)
+            std::memset(out, 0, kKvRowBytes);
+          else
+            std::memcpy(out, layer + row * KvCache<C>::kv_dim, kKvRowBytes);
+          out += kKvRowBytes;
+        }
       }
   }
 
-  void write_kv(int first_pos, int n_pos, const uint8_t* in) override {
+  void write_kv(int first_pos, int n_pos, const uint8_t* in, int held_from) override {
     check_kv_range(first_pos, n_pos);
+    // What the rings held before first_pos stays theirs, as far as it reached it.
+    const int kept_from = cache_->held_to >= first_pos ? std::min(cache_->held_from, first_pos) : first_pos;
+    cache_->held_to = first_pos + n_pos;
+    cache_->held_from = std::max(kept_from, std::clamp(held_from, 0, cache_->held_to));
+    // Written in order, so that a ring keeps the last positions that map to each of its rows.
     for (int p = first_pos; p < first_pos + n_pos; ++p)
       for (int l = 0; l < C::n_layer; ++l) {
-        std::memcpy(cache_->k[l][p], in, kKvRowBytes);
-        std::memcpy(cache_->v[l][p], in + kKvRowBytes, kKvRowBytes);
-        in += 2 * kKvRowBytes;
+        const int64_t row = Forward::kv_rows[l] < C::n_ctx ? p % Forward::kv_rows[l] : p;
+        for (Value* layer : {cache_->k[l], cache_->v[l]}) {
+          std::memcpy(layer + row * KvCache<C>::kv_dim, in, kKvRowBytes);
+          in += kKvRowBytes;
+        }
       }
+    if constexpr (kv_ring_rows<C> > 0)
+      cache_->held_from = std::max(cache_->held_from, cache_->held_to - kv_ring_rows<C>);
   }
 
  private:
-  static constexpr size_t kKvRowBytes = sizeof(KvCache<C>::k[0][0]);
+  using Value = typename KvCache<C>::Value;
+  static constexpr size_t kKvRowBytes = sizeof(Value) * KvCache<C>::kv_dim;
+  static constexpr int64_t kKvRowsTotal = [] {
+    int64_t rows = 0;
+    for (int r : Forward::kv_rows) rows += r;
+    return rows;
+  }();
+
+  // The row of layer l that holds position p, or -1 if a sliding-window
+  // layer no longer holds it.
+  int64_t kv_row(int l, int p) const {
+    const int ring = Forward::kv_rows[l] < C::n_ctx ? Forward::kv_rows[l] : 0;
+    if (ring == 0) return p;
+    if (p < cache_->held_from || p >= cache_->held_to) return -1;
+    return p % ring;
+  }
 
   static void check_kv_range(int first_pos, int n_pos) {
     if (first_pos < 0 || n_pos < 0 || first_pos > C::n_ctx || n_pos > C::n_ctx - first_pos)
@@ -167,6 +210,7 @@ class CompiledSequence final : public kiln::Sequence {
   const CompiledModel<C, Forward>& model_;
   std::unique_ptr<Activations<C>> activations_;
   std::unique_ptr<KvCache<C>> cache_;
+  std::unique_ptr<Value[]> kv_rows_;  // every layer's key rows, then every layer's value rows (cache_ points into them)
   ForwardThreads<C> threads_;
 };
 

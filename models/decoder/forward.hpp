@@ -24,8 +24,10 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 #include <utility>
 
+#include "engine/error/error.hpp"
 #include "engine/model/model.hpp"
 #include "engine/model/model_desc.hpp"
 #include "kernels/attention.hpp"
@@ -61,15 +63,55 @@ struct Weights {
   LayerWeights layers[C::n_layer];
 };
 
-// One sequence's keys and values, position by position, in the build's
-// cache type. Allocated once per sequence (CompiledSequence).
+// Rows of a sliding-window layer's cache: a ring (kernels/attention.hpp)
+// that holds the window of every query of a batch, the window plus
+// max_batch - 1 positions, in whole blocks of 64 (so that no block of keys
+// the attention reads at once wraps). 0 where such a ring would not be
+// smaller than the context, or the build keeps every position (SWA_FULL).
+template <class C>
+inline constexpr int kv_ring_rows = [] {
+  const int rows = (C::n_swa + C::max_batch - 1 + 63) / 64 * 64;
+  return C::n_swa > 0 && !C::swa_full && rows < C::n_ctx ? rows : 0;
+}();
+
+// The ring a layer of this kind keeps (0: none, a row per position).
+template <class C>
+constexpr int kv_ring(LayerKind kind) {
+  return kind.sliding ? kv_ring_rows<C> : 0;
+}
+
+// One sequence's keys and values in the build's cache type, layer by layer:
+// a row per position of the context, or a sliding-window layer's ring
+// (kv_ring). The rows are allocated once per sequence (CompiledSequence);
+// this holds where each layer's start, and which positions the rings still
+// hold.
 template <class C>
 struct KvCache {
   static constexpr int kv_dim = C::n_head_kv * C::head_dim;
   using Value = kernels::CacheValue<C::kv_type>;  // the cache's element type, chosen at build time
 
-  alignas(64) Value k[C::n_layer][C::n_ctx][kv_dim];
-  alignas(64) Value v[C::n_layer][C::n_ctx][kv_dim];
+  Value* k[C::n_layer];
+  Value* v[C::n_layer];
+  // Positions [held_from, held_to) are in every sliding-window layer's
+  // cache; every other layer holds [0, held_to). Kept by the forward pass
+  // (wrote) and by write_kv (CompiledSequence).
+  int held_from = 0, held_to = 0;
+
+  // Throws kiln::Error unless a pass may write positions from `pos` on: each
+  // of its sliding-window queries needs the window before it.
+  void check_continues_at(int pos) const {
+    if (kv_continues_at(C::n_swa, held_from, pos)) return;
+    throw Error("forward: position " + std::to_string(pos) + " needs the sliding window's positions from " +
+                std::to_string(pos - C::n_swa + 1) + ", but the cache holds them only from " +
+                std::to_string(held_from));
+  }
+  // Positions [pos, pos + n) were written: later ones are gone, and a ring
+  // keeps its last rows.
+  void wrote(int pos, int n) {
+    held_to = pos + n;
+    held_from = pos == 0 ? 0 : held_from;
+    if constexpr (kv_ring_rows<C> > 0) held_from = std::max(held_from, held_to - kv_ring_rows<C>);
+  }
 };
 
 // One sequence's part of a batch: the batch's tokens [first, first + n)

@@ -37,6 +37,13 @@ struct Forward<C, LayerList<L...>> {
   using Weights = decoder::Weights<C>;
   using Run = decoder::Run<C>;
 
+  // Each layer's rows in a sequence's cache (KvCache): its ring, or a row per position.
+  static constexpr int kv_rows[] = {(kv_ring<C>(L::kind) > 0 ? kv_ring<C>(L::kind) : C::n_ctx)...};
+  static_assert([] {
+    int i = 0;
+    return ((L::index == i++) && ...);
+  }(), "the layer list is in index order");
+
   // One thread runs the layers without a team: the kernels' work-sharing
   // loops then run serially and their barriers cost nothing, where a team of
   // one would still make a system call at every barrier. Returns what a

@@ -26,6 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const kiln::SessionState s = kiln::read_state_file(file.path);
     if (s.kv_bytes.size() != s.tokens.size() * s.kv.bytes_per_position()) __builtin_trap();
+    if (s.held_from < 0 || size_t(s.held_from) > s.tokens.size()) __builtin_trap();
   } catch (const kiln::Error&) {
   }
   return 0;
