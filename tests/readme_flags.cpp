@@ -59,7 +59,8 @@ std::string sample_value(const std::string& value_name) {
   static const std::map<std::string, std::string> samples = {
       {"FILE", "some-file"}, {"TEXT", "Once upon a time"}, {"N", "4"},   {"T", "0.5"},         {"P", "0.5"},
       {"X", "1.1"},          {"IDS", "1 2 3"},             {"LIST", "1,2"}, {"FORMAT", "json"}, {"HOST", "localhost"},
-      {"KEY", "secret"},     {"NAME", "story"},             {"GBNF", "root ::= \"a\""}, {"SCHEMA", "{}"}};
+      {"KEY", "secret"},     {"NAME", "story"},             {"GBNF", "root ::= \"a\""}, {"SCHEMA", "{}"},
+      {"SECONDS", "2.5"}};
   const auto it = samples.find(value_name);
   REQUIRE_MESSAGE(it != samples.end(), "the README names a value '" << value_name << "' this test has no sample of");
   return it->second;

@@ -103,14 +103,9 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   // which listens with a backlog of 5 connections, so many clients
   // connecting at once overflow it and some lose their request; listening
   // again on the bound socket (which Linux allows) makes the queue longer.
-  int listening = -1;
-  server.set_socket_options([&listening](int sock) {
-    httplib::default_socket_options(sock);
-    listening = sock;
-  });
   const int port = opt.port == 0 ? server.bind_to_any_port(opt.host) : (server.bind_to_port(opt.host, opt.port) ? opt.port : -1);
   if (port < 0) throw Error("cannot listen on " + opt.host + ":" + std::to_string(opt.port) + " (in use, or not an address of this machine)");
-  if (::listen(listening, SOMAXCONN) != 0) throw Error("cannot listen on " + opt.host + ":" + std::to_string(port));
+  if (::listen(server.listening_socket(), SOMAXCONN) != 0) throw Error("cannot listen on " + opt.host + ":" + std::to_string(port));
   const std::string cache = cache_bytes == 0        ? "no prefix cache"
                             : cache_bytes == SIZE_MAX ? "prefix cache without limit"
                                                       : "prefix cache " + std::to_string(opt.cache_ram_mib) + " MiB";
