@@ -23,11 +23,11 @@ cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DC
   -DKILN_SANITIZE=ON -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link -DKILN_BUILD_TESTS=ON \
   -DKILN_SHARED_DIR="$shared" -DKILN_MODEL= -DKILN_SYNTHETIC_PRESET= >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz_gguf fuzz_state_file fuzz_tokenizer_spm fuzz_tokenizer_bpe \
-  fuzz_chat_template fuzz_openai_request fuzz_gbnf fuzz_json_schema fuzz_seeds kiln-synth >/dev/null
+  fuzz_chat_template fuzz_openai_request fuzz_http_request fuzz_gbnf fuzz_json_schema fuzz_seeds kiln-synth >/dev/null
 
 seeds=$build/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{gguf,state,spm,bpe,template,request,gbnf,schema} "$build/artifacts"
+mkdir -p "$seeds"/{gguf,state,spm,bpe,template,request,http,gbnf,schema} "$build/artifacts"
 # GGUF: the small real model and tiny synthetic models of both architectures and several weight types.
 cp "$shared/models/stories260K/stories260K.gguf" "$seeds/gguf/"
 tiny=(--embd 32 --layers 1 --heads 2 --kv-heads 1 --ff 64 --vocab 300 --ctx 32)
@@ -51,6 +51,12 @@ printf '%s' '{"messages":[{"role":"user","content":"Weather?"},{"role":"assistan
   >"$seeds/request/tools.json"
 printf '%s' ' {"prompt":"Once upon a time","max_tokens":16,"top_k":40,"min_p":0.05,"stop":"x","logprobs":null}' \
   >"$seeds/request/completion.json"
+# What clients send (the first byte picks the pieces' size): a completion with
+# a chunked body, and pipelined requests with Content-Length and keep-alive.
+printf '%s' $'\x05POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n5;a=b\r\n{"a":\r\n3\r\n 1}\r\n0\r\nTrailer: t\r\n\r\n' \
+  >"$seeds/http/chunked"
+printf '%s' $'\x01GET /health?x=1 HTTP/1.0\nConnection: keep-alive\n\nPOST / HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}' \
+  >"$seeds/http/pipelined"
 
 # Grammars (GBNF) and JSON schemas.
 cp tests/fuzz/grammar_seeds/*.gbnf "$seeds/gbnf/"
@@ -84,6 +90,7 @@ fuzz fuzz_tokenizer_spm "$seeds/spm" -max_len=1024
 fuzz fuzz_tokenizer_bpe "$seeds/bpe" -max_len=1024
 fuzz fuzz_chat_template "$seeds/template" -max_len=8192
 fuzz fuzz_openai_request "$seeds/request" -max_len=4096
+fuzz fuzz_http_request "$seeds/http" -max_len=4096
 fuzz fuzz_gbnf "$seeds/gbnf" -max_len=4096
 fuzz fuzz_json_schema "$seeds/schema" -max_len=4096
 while [ "$running" -gt 0 ]; do

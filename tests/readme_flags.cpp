@@ -60,7 +60,7 @@ std::string sample_value(const std::string& value_name) {
       {"FILE", "some-file"}, {"TEXT", "Once upon a time"}, {"N", "4"},   {"T", "0.5"},         {"P", "0.5"},
       {"X", "1.1"},          {"IDS", "1 2 3"},             {"LIST", "1,2"}, {"FORMAT", "json"}, {"HOST", "localhost"},
       {"KEY", "secret"},     {"NAME", "story"},             {"GBNF", "root ::= \"a\""}, {"SCHEMA", "{}"},
-      {"MODE", "deepseek"},  {"BUDGET", "0"},               {"JSON", "{}"}};
+      {"MODE", "deepseek"},  {"BUDGET", "0"},               {"JSON", "{}"}, {"SECONDS", "2.5"}};
   const auto it = samples.find(value_name);
   REQUIRE_MESSAGE(it != samples.end(), "the README names a value '" << value_name << "' this test has no sample of");
   return it->second;

@@ -188,6 +188,20 @@ std::vector<Option> make_table() {
            "more variables for every chat's template, e.g. '{\"enable_thinking\": false}' (a request's "
            "chat_template_kwargs go over them)",
            &Options::chat_template_kwargs),
+      stored({"--request-timeout"}, "SECONDS", kServer,
+             "time a client has to send a request's head and body, from its first byte (then 408)",
+             &Options::request_timeout, [](const FlagValue& v) {
+               const float seconds = v.number();
+               if (!(seconds >= 0.01f && seconds <= 86400)) throw Error(v.flag + ": from 0.01 to 86400 seconds");
+               return seconds;
+             }),
+      // At most 400: with as many more told 503, every descriptor stays
+      // under FD_SETSIZE (1024), above which cpp-httplib answers 500.
+      integer({"--max-connections"}, "N", kServer, "connections open at once; those beyond get 503",
+              &Options::max_connections, 1, 400),
+      integer({"--max-waiting"}, "N", kServer,
+              "completions waiting for a free slot; those beyond get 503 with Retry-After", &Options::max_waiting, 0,
+              100000),
       {{"-c", "--ctx-size"}, "N", kServer, "refused: the context size is fixed when the model is compiled",
        [](Options&, const FlagValue& v) {
          throw Error(v.flag + ": the context size is fixed when the model is compiled (kiln_add_model CTX)");

@@ -57,6 +57,9 @@ struct Options {
   std::string reasoning_format = "auto";  // what chats that name none do with the model's reasoning
   int reasoning_budget = -1;              // -1: unrestricted; 0: no thinking (enable_thinking false)
   std::string chat_template_kwargs;       // a JSON object: more variables for every chat's template
+  float request_timeout = 30;      // seconds to receive a request's head and body, from its first byte
+  int max_connections = 256;       // connections open at once; beyond: 503
+  int max_waiting = 32;            // completions waiting for a slot; beyond: 503 with Retry-After
 
   // <model>-bench, with llama-bench's defaults
   std::vector<int> prompt_sizes = {512};  // -p

@@ -10,6 +10,7 @@
 #include "engine/model/model.hpp"
 #include "apps/server/chat_page.hpp"
 #include "apps/server/choice_reply.hpp"
+#include "apps/server/client_watch.hpp"
 #include "apps/server/openai_response.hpp"
 #include "apps/server/request_prompt.hpp"
 #include "apps/server/slot_scheduler.hpp"
@@ -22,7 +23,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kMaxBodyBytes = size_t{8} << 20;
+constexpr const char* kCompletionPaths[] = {"/v1/completions", "/completions"};
+constexpr const char* kChatPaths[] = {"/v1/chat/completions", "/chat/completions"};
 
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
@@ -31,13 +33,6 @@ void send_json(httplib::Response& res, int status, const json& body) {
 
 void send_error(httplib::Response& res, int status, const std::string& message, const std::string& param = "") {
   send_json(res, status, error_body(status, message, param));
-}
-
-// "Authorization: Bearer KEY" or "X-Api-Key: KEY", as llama-server takes it.
-bool authorized(const httplib::Request& req, const std::string& key) {
-  if (key.empty()) return true;
-  const std::string bearer = req.get_header_value("Authorization");
-  return bearer == "Bearer " + key || req.get_header_value("X-Api-Key") == key;
 }
 
 // "data: <json>\n\n"; false when the client has gone.
@@ -145,6 +140,8 @@ void complete(const ServerContext& ctx, const httplib::Request& req, httplib::Re
   } catch (const RequestError& e) {
     return send_error(res, e.status, e.what(), e.param);
   }
+  // A client that closes its connection cancels its request, waiting or generating.
+  if (ClientWatch* client = current_client()) client->on_gone([jobs] { cancel(jobs); });
   for (const auto& job : jobs) ctx.scheduler.submit(job);
   // The first event says whether the prompt was accepted, before any header is sent.
   const CompletionEvent first = jobs[0]->events.pop();
@@ -213,23 +210,30 @@ json props(const ServerContext& ctx) {
 
 }  // namespace
 
+bool key_accepted(const ServerContext& ctx, const RequestHead& head) {
+  // The chat page asks for the key itself, and sends it with its requests.
+  if (ctx.api_key.empty() || head.path == "/" || head.path == "/health" || head.path == "/v1/health") return true;
+  const std::string* bearer = head.field("Authorization");
+  const std::string* key = head.field("X-Api-Key");
+  return (bearer && *bearer == "Bearer " + ctx.api_key) || (key && *key == ctx.api_key);
+}
+
+bool takes_body(const RequestHead& head) {
+  if (head.method != "POST") return false;
+  for (const auto* paths : {&kCompletionPaths, &kChatPaths})
+    for (const char* path : *paths)
+      if (head.path == path) return true;
+  return false;
+}
+
 void add_routes(httplib::Server& server, const ServerContext& context) {
   const ServerContext* ctx = &context;  // outlives the server
-  server.set_payload_max_length(kMaxBodyBytes);
-  server.set_pre_routing_handler([ctx](const httplib::Request& req, httplib::Response& res) {
-    // The page asks for the key itself, and sends it with its requests.
-    if (req.path == "/" || req.path == "/health" || req.path == "/v1/health" || authorized(req, ctx->api_key))
-      return httplib::Server::HandlerResponse::Unhandled;
-    send_error(res, 401, "invalid or missing API key (send 'Authorization: Bearer <key>')");
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  // Whatever ends in an error without a body of ours (an unknown path, a body
-  // over the size limit) still answers in JSON.
+  // Whatever ends in an error without a body of ours (an unknown path, a
+  // malformed request) still answers in JSON.
   server.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    const std::string message = res.status == 404   ? "no such endpoint: " + req.method + " " + req.path
-                                : res.status == 413 ? "the request body is over " + std::to_string(kMaxBodyBytes) + " bytes"
-                                                    : "HTTP status " + std::to_string(res.status);
+    const std::string message =
+        res.status == 404 ? "no such endpoint: " + req.method + " " + req.path : "HTTP status " + std::to_string(res.status);
     send_error(res, res.status, message);
     return httplib::Server::HandlerResponse::Handled;
   }));
@@ -256,11 +260,11 @@ void add_routes(httplib::Server& server, const ServerContext& context) {
     server.Get("/metrics", [ctx](const httplib::Request&, httplib::Response& res) {
       res.set_content(ctx->metrics->prometheus_text(ctx->scheduler.counts()), "text/plain; version=0.0.4; charset=utf-8");
     });
-  for (const char* path : {"/v1/completions", "/completions"})
+  for (const char* path : kCompletionPaths)
     server.Post(path, [ctx](const httplib::Request& req, httplib::Response& res) {
       complete(*ctx, req, res, Endpoint::Completions);
     });
-  for (const char* path : {"/v1/chat/completions", "/chat/completions"})
+  for (const char* path : kChatPaths)
     server.Post(path, [ctx](const httplib::Request& req, httplib::Response& res) {
       complete(*ctx, req, res, Endpoint::ChatCompletions);
     });

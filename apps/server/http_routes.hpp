@@ -1,11 +1,14 @@
-// The HTTP face of the server: the chat page at /, OpenAI's endpoints and llama-server's /health,
-// /props and (with --metrics) /metrics on an httplib server, the API key check, JSON errors for every
-// failure, and server-sent events for streams.
+// The HTTP face of the server: the chat page at /, OpenAI's endpoints and
+// llama-server's /health, /props and (with --metrics) /metrics on an httplib
+// server, JSON errors for every failure, and server-sent events for streams;
+// and what the connection layer (connection_layer.hpp) asks of a request's
+// head before its body: the API key, and whether the route reads a body.
 #pragma once
 
 #include <string>
 
 #include "apps/server/reasoning.hpp"
+#include "apps/server/request_head.hpp"
 #include "apps/server/tool_call_format.hpp"
 
 namespace httplib {
@@ -36,5 +39,12 @@ struct ServerContext {
 };
 
 void add_routes(httplib::Server& server, const ServerContext& context);
+
+// "Authorization: Bearer KEY" or "X-Api-Key: KEY", as llama-server takes it;
+// /health needs none.
+bool key_accepted(const ServerContext& context, const RequestHead& head);
+// A completion: read whole and served on a handler thread. Every other route
+// answers at once and reads no body.
+bool takes_body(const RequestHead& head);
 
 }  // namespace kiln

@@ -1,7 +1,7 @@
 #include "apps/server/server.hpp"
 
-#include <httplib.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "apps/options/parse_options.hpp"
 #include "apps/options/usage.hpp"
 #include "apps/server/completion.hpp"
+#include "apps/server/connection_layer.hpp"
 #include "apps/server/http_routes.hpp"
 #include "apps/server/slot_scheduler.hpp"
 #include "apps/server/template_kwargs.hpp"
@@ -41,13 +42,27 @@ sigset_t block_stop_signals() {
 // --cache-ram in bytes: SIZE_MAX for no limit, 0 for no prefix cache.
 size_t cache_ram_bytes(long long mib) { return mib < 0 ? SIZE_MAX : static_cast<size_t>(mib) << 20; }
 
+// Every connection takes a descriptor, those told 503 beyond the limit too:
+// the soft limit is raised to the hard one if that is needed.
+void allow_connections(int max_connections) {
+  const rlim_t needed = 2 * static_cast<rlim_t>(max_connections) + 64;
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  if (limit.rlim_cur >= needed) return;
+  limit.rlim_cur = std::min(needed, limit.rlim_max);
+  setrlimit(RLIMIT_NOFILE, &limit);
+  if (limit.rlim_cur < needed)
+    throw Error("--max-connections " + std::to_string(max_connections) + " needs " + std::to_string(needed) +
+                " file descriptors, but this process may open " + std::to_string(limit.rlim_max) + " (ulimit -n)");
+}
+
 class StopOnSignal {
  public:
-  StopOnSignal(httplib::Server& server, sigset_t signals) : signals_(signals) {
-    waiter_ = std::thread([this, &server] {
+  StopOnSignal(ConnectionLayer& layer, sigset_t signals) : signals_(signals) {
+    waiter_ = std::thread([this, &layer] {
       int signal = 0;
       sigwait(&signals_, &signal);
-      server.stop();
+      layer.stop();
     });
   }
   ~StopOnSignal() {
@@ -84,26 +99,19 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   CompletionRunner runner(*model, threads, opt.parallel, cache_bytes, metrics, kept_tokens);
   SlotScheduler scheduler(opt.parallel, runner);
 
-  httplib::Server server;
-  // A thread per connection: every admitted or waiting request holds one
-  // while it waits for the worker, and a few more keep /health answering.
-  const size_t http_threads = std::max<size_t>(8, static_cast<size_t>(opt.parallel) + 4);
-  server.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
+  allow_connections(opt.max_connections);
+  Router server;
   const ServerContext context{*model, scheduler, chat_template, opt.alias.empty() ? name : opt.alias, template_name,
                               opt.api_key, opt.metrics ? &metrics : nullptr, tool_format, reasoning,
                               *parse_reasoning_format(opt.reasoning_format), template_kwargs};
   add_routes(server, context);
-  // cpp-httplib listens with a backlog of 5 connections, so many clients
+  // The layer accepts on the socket cpp-httplib binds (its address lookup),
+  // which listens with a backlog of 5 connections, so many clients
   // connecting at once overflow it and some lose their request; listening
   // again on the bound socket (which Linux allows) makes the queue longer.
-  int listening = -1;
-  server.set_socket_options([&listening](int sock) {
-    httplib::default_socket_options(sock);
-    listening = sock;
-  });
   const int port = opt.port == 0 ? server.bind_to_any_port(opt.host) : (server.bind_to_port(opt.host, opt.port) ? opt.port : -1);
   if (port < 0) throw Error("cannot listen on " + opt.host + ":" + std::to_string(opt.port) + " (in use, or not an address of this machine)");
-  if (::listen(listening, SOMAXCONN) != 0) throw Error("cannot listen on " + opt.host + ":" + std::to_string(port));
+  if (::listen(server.listening_socket(), SOMAXCONN) != 0) throw Error("cannot listen on " + opt.host + ":" + std::to_string(port));
   const std::string cache = cache_bytes == 0        ? "no prefix cache"
                             : cache_bytes == SIZE_MAX ? "prefix cache without limit"
                                                       : "prefix cache " + std::to_string(opt.cache_ram_mib) + " MiB";
@@ -111,8 +119,17 @@ int run(int argc, char** argv, const ModelEntry& entry) {
                name, opt.host.c_str(), port, opt.parallel, opt.parallel == 1 ? "" : "s", model->n_ctx(), cache.c_str(),
                runner.threads());
   std::fflush(stderr);
-  StopOnSignal stop_on_signal(server, stop_signals);
-  if (!server.listen_after_bind()) throw Error("the server stopped listening on " + opt.host + ":" + std::to_string(port));
+  // Every completion read or served holds a handler thread: one per slot
+  // and per waiting request.
+  ConnectionLimits limits;
+  limits.max_connections = opt.max_connections;
+  limits.handlers = opt.parallel + opt.max_waiting;
+  limits.request_timeout = std::chrono::milliseconds(static_cast<long>(opt.request_timeout * 1000));
+  ConnectionLayer layer(server,
+                        {[&context](const RequestHead& head) { return key_accepted(context, head); }, takes_body},
+                        limits);
+  StopOnSignal stop_on_signal(layer, stop_signals);
+  layer.run();
   std::fprintf(stderr, "%s-server: stopped\n", name);
   return 0;
 }

@@ -24,6 +24,8 @@ class ServerProcess {
 
   httplib::Client client() const;  // 60 s read timeout
   std::string stderr_text() const;
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
 
  private:
   static inline int count_ = 0;
