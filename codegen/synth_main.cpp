@@ -20,7 +20,7 @@ const char* kUsage =
     "for demos, benchmarks and tests without a download.\n"
     "\n"
     "  --preset NAME      stories260k, stories15m, stories110m, tinyllama-1.1b, qwen2.5-0.5b,\n"
-    "                     qwen3-0.6b, gemma3-1b, smollm3-3b, phi4-mini or qwen3-30b-a3b\n"
+    "                     qwen3-0.6b, gemma3-1b, smollm3-3b, phi4-mini, qwen3-30b-a3b or gpt-oss-20b\n"
     "  --arch NAME        llama (default), qwen2 (Q/K/V biases, NEOX RoPE), qwen3 (Q/K norms),\n"
     "                     gemma3 (Q/K norms, post-norms, GELU, sliding window), smollm3 (NoPE layers),\n"
     "                     phi3 (fused attn_qkv and gate-up ffn_up, NEOX RoPE), qwen3moe (qwen3's\n"

@@ -12,11 +12,13 @@ namespace kiln {
 namespace {
 
 constexpr std::string_view kBlock[] = {
-    "attn_norm.weight",     "attn_q.weight",       "attn_q.bias",          "attn_k.weight",
-    "attn_k.bias",          "attn_v.weight",       "attn_v.bias",          "attn_output.weight",
-    "attn_output.bias",     "attn_sinks.weight",   "post_attention_norm.weight", "ffn_gate_inp.weight",
-    "ffn_gate_inp.bias",    "ffn_gate_exps.weight", "ffn_gate_exps.bias",  "ffn_up_exps.weight",
-    "ffn_up_exps.bias",     "ffn_down_exps.weight", "ffn_down_exps.bias"};
+    "attn_norm.weight",     "attn_q.weight",      "attn_q.bias",
+    "attn_k.weight",        "attn_k.bias",        "attn_v.weight",
+    "attn_v.bias",          "attn_output.weight", "attn_output.bias",
+    "attn_sinks.weight",    "post_attention_norm.weight",
+    "ffn_gate_inp.weight",  "ffn_gate_inp.bias",  "ffn_gate_exps.weight",
+    "ffn_gate_exps.bias",   "ffn_up_exps.weight", "ffn_up_exps.bias",
+    "ffn_down_exps.weight", "ffn_down_exps.bias"};
 
 ModelDesc describe(const GgufFile& file);
 
