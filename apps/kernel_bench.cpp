@@ -117,6 +117,7 @@ int main() {
   run_both<TensorType::Q5_0>();
   run_both<TensorType::Q4_0>();
   run_both<TensorType::IQ4_NL>();
+  run_both<TensorType::MXFP4>();
   run_both<TensorType::Q6_K>();
   run_both<TensorType::Q5_K>();
   run_both<TensorType::Q4_K>();

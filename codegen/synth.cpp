@@ -97,21 +97,30 @@ void add_matrix(GgufWriter& w, Random& rng, const std::string& name, TensorType 
   w.add_tensor(name, type, std::move(dims), std::move(data));
 }
 
-void add_floats(GgufWriter& w, const std::string& name, const std::vector<float>& values) {
+// F32 values of the given shape (default: a vector of all of them).
+void add_floats(GgufWriter& w, const std::string& name, const std::vector<float>& values,
+                std::vector<int64_t> dims = {}) {
   std::vector<uint8_t> data(sizeof(float) * values.size());
   std::memcpy(data.data(), values.data(), data.size());
-  w.add_tensor(name, TensorType::F32, {static_cast<int64_t>(values.size())}, std::move(data));
+  if (dims.empty()) dims = {static_cast<int64_t>(values.size())};
+  w.add_tensor(name, TensorType::F32, std::move(dims), std::move(data));
 }
 
-// A vector of center + uniform noise: norm weights near one (not exactly one,
-// so a missing multiply shows), biases near zero.
-void add_vector(GgufWriter& w, Random& rng, const std::string& name, int n, float center, float spread) {
+// Floats of center + uniform noise, of the given shape: norm weights near
+// one (not exactly one, so a missing multiply shows), biases near zero
+// (a mixture's: one vector per expert), attention sinks near one.
+void add_vector(GgufWriter& w, Random& rng, const std::string& name, std::vector<int64_t> dims, float center,
+                float spread) {
+  int64_t n = 1;
+  for (const int64_t d : dims) n *= d;
   std::vector<float> values(static_cast<size_t>(n));
   for (float& v : values) v = center + rng.uniform(spread);
-  add_floats(w, name, values);
+  add_floats(w, name, values, std::move(dims));
 }
 
-void add_norm(GgufWriter& w, Random& rng, const std::string& name, int n) { add_vector(w, rng, name, n, 1.0f, 0.1f); }
+void add_norm(GgufWriter& w, Random& rng, const std::string& name, int n) {
+  add_vector(w, rng, name, {n}, 1.0f, 0.1f);
+}
 
 // Llama 3.1's RoPE frequency factors (scaling factor 8, low/high frequency
 // factors 1 and 4, original context 8192), one divisor per rotated pair.
@@ -153,6 +162,14 @@ void add_longrope(GgufWriter& w, const std::string& prefix, int n_rot, int n_ctx
   const double attn_factor = scale > 1 ? std::sqrt(1 + std::log(scale) / std::log(double(original_context))) : 1;
   w.add_u32(prefix + "rope.scaling.original_context_length", static_cast<uint32_t>(original_context));
   w.add_f32(prefix + "rope.scaling.attn_factor", static_cast<float>(attn_factor));
+}
+
+// gpt-oss's YaRN scaling as its files have it: factor 32 over an original
+// context of 4096 (llama.cpp's default betas, 32 and 1, not written).
+void add_gpt_oss_yarn(GgufWriter& w, const std::string& prefix) {
+  w.add_string(prefix + "rope.scaling.type", "yarn");
+  w.add_f32(prefix + "rope.scaling.factor", 32.0f);
+  w.add_u32(prefix + "rope.scaling.original_context_length", 4096);
 }
 
 // The weight type of a block tensor holding these kBlockTensors matrices
@@ -213,8 +230,10 @@ GgufWriter make_model(const SynthSpec& spec) {
   if (!moe && (s.n_expert || s.n_expert_used || s.n_ff_exp))
     throw Error("synthetic model: experts are not part of the " + arch + " architecture");
   // phi3's converter writes the key, which llama.cpp (and kiln) ignore.
-  if (s.n_swa && arch != "gemma3" && arch != "phi3")
-    throw Error("synthetic model: kiln-synth writes a sliding window for gemma3 and phi3 only");
+  if (s.n_swa && arch != "gemma3" && arch != "phi3" && arch != "gpt-oss")
+    throw Error("synthetic model: kiln-synth writes a sliding window for gemma3, phi3 and gpt-oss only");
+  if (!s.n_swa && arch == "gpt-oss")
+    throw Error("synthetic model: the gpt-oss architecture needs --sliding-window (llama.cpp requires the key)");
   const std::string p = arch + ".";
   w.add_string("general.architecture", arch);
   w.add_string("general.name", "kiln synthetic " + std::string(s.name) + " (random weights)");
@@ -236,6 +255,7 @@ GgufWriter make_model(const SynthSpec& spec) {
     if (arch == "gemma3") w.add_u32(p + "attention.sliding_window_pattern", 6);  // llama.cpp's default, written out
   }
   if (spec.longrope_original_context) add_longrope(w, p, n_rot, s.n_ctx, spec.longrope_original_context);
+  if (arch == "gpt-oss") add_gpt_oss_yarn(w, p);
   if (s.n_expert) {
     w.add_u32(p + "expert_count", static_cast<uint32_t>(s.n_expert));
     w.add_u32(p + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
@@ -257,7 +277,7 @@ GgufWriter make_model(const SynthSpec& spec) {
   // that read the residual stream start at 1/sqrt(n_embd); those that write
   // back into it (the output projections), at half of 1/sqrt(their input).
   // A fused matrix is its parts' rows drawn as one matrix, in one type.
-  const decoder::BlockSizes size{s.n_embd, q_dim, kv_dim, head_dim, s.n_ff, s.n_expert, s.n_ff_exp};
+  const decoder::BlockSizes size{s.n_embd, q_dim, kv_dim, head_dim, s.n_head, s.n_ff, s.n_expert, s.n_ff_exp};
   auto add_block_matrix = [&](const std::string& name, bool more, std::span<const std::string_view> matrices) {
     const std::vector<int64_t> dims = decoder::stacked_dims(matrices, size);
     const int cols = int(dims[0]);
@@ -271,10 +291,9 @@ GgufWriter make_model(const SynthSpec& spec) {
     for (const std::string_view tensor : architecture.block) {
       const decoder::BlockTensor& t = decoder::block_tensor(tensor);
       const std::string name = decoder::block_tensor_name(l, tensor);
-      if (t.vector && t.name.ends_with(".bias")) {
-        add_vector(w, rng, name, int(size(t.cols)), 0.0f, 0.5f);
-      } else if (t.vector) {
-        add_norm(w, rng, name, int(size(t.cols)));
+      if (t.vector) {
+        const bool bias = t.name.ends_with(".bias");
+        add_vector(w, rng, name, decoder::tensor_dims(t, size), bias ? 0.0f : 1.0f, bias ? 0.5f : 0.1f);
       } else {
         add_block_matrix(name, more, std::span<const std::string_view>(&tensor, 1));
       }

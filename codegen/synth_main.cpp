@@ -20,22 +20,25 @@ const char* kUsage =
     "for demos, benchmarks and tests without a download.\n"
     "\n"
     "  --preset NAME      stories260k, stories15m, stories110m, tinyllama-1.1b, qwen2.5-0.5b,\n"
-    "                     qwen3-0.6b, gemma3-1b, smollm3-3b, phi4-mini or qwen3-30b-a3b\n"
+    "                     qwen3-0.6b, gemma3-1b, smollm3-3b, phi4-mini, qwen3-30b-a3b or gpt-oss-20b\n"
     "  --arch NAME        llama (default), qwen2 (Q/K/V biases, NEOX RoPE), qwen3 (Q/K norms),\n"
     "                     gemma3 (Q/K norms, post-norms, GELU, sliding window), smollm3 (NoPE layers),\n"
-    "                     phi3 (fused attn_qkv and gate-up ffn_up, NEOX RoPE) or qwen3moe (qwen3's\n"
-    "                     attention, a mixture of experts: needs the three expert sizes below)\n"
+    "                     phi3 (fused attn_qkv and gate-up ffn_up, NEOX RoPE), qwen3moe (qwen3's\n"
+    "                     attention, a mixture of experts: needs the three expert sizes below) or\n"
+    "                     gpt-oss (biases, attention sinks, YaRN, sliding window on even layers,\n"
+    "                     a mixture of experts with biases: needs --sliding-window and the expert sizes)\n"
     "  sizes (override the preset; all are needed without one):\n"
     "    --embd N --layers N --heads N --kv-heads N --ff N --vocab N --ctx N\n"
     "    --head-dim N       Q/K/V head size (default n_embd / heads; written as attention.key_length)\n"
     "    --sliding-window N gemma3: the window of five layers of six (default none: all global);\n"
-    "                       phi3: written as its converter does, and ignored as llama.cpp does\n"
+    "                       gpt-oss: of every other layer; phi3: written as its converter does,\n"
+    "                       and ignored as llama.cpp does\n"
     "    --rope-dim N       rotated dimensions of a head (rope.dimension_count; default all)\n"
-    "    --experts N        qwen3moe: experts per layer (expert_count)\n"
-    "    --experts-used K   qwen3moe: experts each token is routed to (expert_used_count)\n"
-    "    --expert-ff N      qwen3moe: one expert's feed-forward width (expert_feed_forward_length)\n"
-    "  types (f32, f16, bf16, q8_0, q5_1, q5_0, q4_0, iq4_nl, q6_k, q5_k, q4_k, iq4_xs, q3_k,\n"
-    "         q2_k; default f32; q8_0 .. iq4_nl need rows of a multiple of 32, the rest of 256):\n"
+    "    --experts N        qwen3moe, gpt-oss: experts per layer (expert_count)\n"
+    "    --experts-used K   qwen3moe, gpt-oss: experts each token is routed to (expert_used_count)\n"
+    "    --expert-ff N      qwen3moe, gpt-oss: one expert's width (expert_feed_forward_length)\n"
+    "  types (f32, f16, bf16, q8_0, q5_1, q5_0, q4_0, iq4_nl, mxfp4, q6_k, q5_k, q4_k, iq4_xs,\n"
+    "         q3_k, q2_k; default f32; q8_0 .. mxfp4 need rows of a multiple of 32, the rest of 256):\n"
     "    --type T          every matrix; or q4_k_m: llama-quantize's Q4_K_M mix (Q4_K, with\n"
     "                      Q6_K for the output and for attn_v and ffn_down of some layers)\n"
     "    --type-embd T     token_embd      --type-output T   output\n"
@@ -116,9 +119,11 @@ int run(int argc, char** argv) {
     throw Error("the model's size is incomplete: give --preset or all of --embd --layers --heads --ff --vocab --ctx");
   if (!s.n_head_kv) spec.shape.n_head_kv = s.n_head;
   if (!arch.empty()) spec.shape.arch = arch;
-  // The RoPE base and norm epsilon of Qwen2/3, Gemma 3 and SmolLM3; Phi-3's
-  // are llama's.
-  if (spec.shape.arch != "llama" && spec.shape.arch != "phi3") {
+  // The RoPE base and norm epsilon of Qwen2/3, Gemma 3 and SmolLM3, and
+  // gpt-oss's; Phi-3's are llama's.
+  if (spec.shape.arch == "gpt-oss") {
+    spec.rope_base = 150000.0f;
+  } else if (spec.shape.arch != "llama" && spec.shape.arch != "phi3") {
     spec.rope_base = 1e6f;
     spec.rms_eps = 1e-6f;
   }

@@ -1,13 +1,14 @@
 #include "kernels/activation.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include "kernels/arch/simd.hpp"
 
 namespace kiln::kernels {
 
 // Vectorized throughout: the last, partial vector is padded with -inf, whose
 // exp is 0 and adds nothing to the sum.
-void softmax(float* x, int n) {
+void softmax(float* x, int n, float sink) {
   using Vec = FloatVec;
   constexpr int kLanes = kFloatLanes;
   const int n_whole = n / kLanes * kLanes;
@@ -19,7 +20,8 @@ void softmax(float* x, int n) {
   for (int i = 0; i < n_whole; i += kLanes) vmax = xsimd::max(vmax, Vec::load_unaligned(x + i));
   alignas(Vec::arch_type::alignment()) float lane_max[kLanes];
   vmax.store_aligned(lane_max);
-  const Vec max(*std::max_element(lane_max, lane_max + kLanes));
+  const float max_value = std::max(*std::max_element(lane_max, lane_max + kLanes), sink);
+  const Vec max(max_value);
 
   Vec sum(0.0f);
   for (int i = 0; i < n_whole; i += kLanes) {
@@ -32,7 +34,7 @@ void softmax(float* x, int n) {
   std::copy(tail, tail + (n - n_whole), x + n_whole);
   sum += e_tail;
 
-  const float inv_sum = 1.0f / xsimd::hadd(sum);
+  const float inv_sum = 1.0f / (xsimd::hadd(sum) + std::exp(sink - max_value));
   for (int i = 0; i < n; ++i) x[i] *= inv_sum;
 }
 

@@ -1,4 +1,4 @@
-// Element-wise kernels: the SwiGLU feed-forward gate, bias, scaling, soft-capping, softmax.
+// Element-wise kernels: the SwiGLU feed-forward gates, bias, scaling, soft-capping, softmax.
 #pragma once
 
 #include <algorithm>
@@ -9,29 +9,52 @@
 
 namespace kiln::kernels {
 
-// gate = silu(gate) * up for n values, silu(g) = g / (1 + e^-g), by one
-// thread: whole vectors with xsimd's exp, the leftover values with std::exp.
-inline void swiglu_span(float* gate, const float* up, int64_t n) {
+// The feed-forward gates: SwiGLU, gate = silu(gate) * up, and gpt-oss's
+// clamped form (llama.cpp's swiglu_oai with its alpha 1.702 and limit 7):
+// g = min(gate, 7), u = clamp(up, -7, 7), gate = g * sigmoid(1.702 g) * (u + 1).
+enum class Glu { Silu, Clamped };
+
+inline constexpr float kClampedGluAlpha = 1.702f;
+inline constexpr float kClampedGluLimit = 7.0f;
+
+// The gate G over n values, by one thread: whole vectors with xsimd's exp,
+// the leftover values with std::exp.
+template <Glu G = Glu::Silu>
+void swiglu_span(float* gate, const float* up, int64_t n) {
   using Vec = FloatVec;
   constexpr auto kLanes = static_cast<int64_t>(kFloatLanes);
   const int64_t n_whole = n / kLanes * kLanes;
   for (int64_t i = 0; i < n_whole; i += kLanes) {
     const Vec g = Vec::load_unaligned(gate + i);
-    (g / (Vec(1.0f) + xsimd::exp(-g)) * Vec::load_unaligned(up + i)).store_unaligned(gate + i);
+    if constexpr (G == Glu::Silu) {
+      (g / (Vec(1.0f) + xsimd::exp(-g)) * Vec::load_unaligned(up + i)).store_unaligned(gate + i);
+    } else {
+      const Vec x = xsimd::min(g, Vec(kClampedGluLimit));
+      const Vec y = xsimd::clip(Vec::load_unaligned(up + i), Vec(-kClampedGluLimit), Vec(kClampedGluLimit));
+      (x / (Vec(1.0f) + xsimd::exp(Vec(kClampedGluAlpha) * -x)) * (y + Vec(1.0f))).store_unaligned(gate + i);
+    }
   }
-  for (int64_t i = n_whole; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+  for (int64_t i = n_whole; i < n; ++i) {
+    if constexpr (G == Glu::Silu) {
+      gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    } else {
+      const float x = std::min(gate[i], kClampedGluLimit);
+      const float y = std::clamp(up[i], -kClampedGluLimit, kClampedGluLimit);
+      gate[i] = x / (1.0f + std::exp(kClampedGluAlpha * -x)) * (y + 1.0f);
+    }
+  }
 }
 
 // swiglu_span over [n_tokens][N], work-shared over pieces of 64 values of a
 // token (fixed pieces, so a value's result does not depend on the batch).
-template <int N>
+template <int N, Glu G = Glu::Silu>
 void swiglu(float* gate, const float* up, int n_tokens) {
   constexpr int kPiece = 64;
   constexpr int kPieces = (N + kPiece - 1) / kPiece;
 #pragma omp for schedule(static) nowait
   for (int64_t p = 0; p < static_cast<int64_t>(n_tokens) * kPieces; ++p) {
     const int64_t at = p / kPieces * N + p % kPieces * kPiece;
-    swiglu_span(gate + at, up + at, std::min<int64_t>(kPiece, N - p % kPieces * kPiece));
+    swiglu_span<G>(gate + at, up + at, std::min<int64_t>(kPiece, N - p % kPieces * kPiece));
   }
   team_barrier();
 }
@@ -67,7 +90,10 @@ void softcap(float* x, int n_tokens, float cap) {
 }
 
 // x = softmax(x) over n > 0 values, in place, by one thread (the max is
-// subtracted first so exp cannot overflow).
-void softmax(float* x, int n);
+// subtracted first so exp cannot overflow). A finite `sink` is one more
+// logit that joins the max and the sum but has no value of its own (an
+// attention sink, as ggml's soft_max takes it); -inf, the default, adds
+// exactly nothing.
+void softmax(float* x, int n, float sink = -INFINITY);
 
 }  // namespace kiln::kernels

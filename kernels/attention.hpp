@@ -227,7 +227,9 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
 // (p - w < j <= p):
 //   out = sum_j softmax_j(q . k_j * scale) * v_j.
 // A windowed query reads only its window's keys and values: a sliding layer
-// costs its window, whatever the context.
+// costs its window, whatever the context. With `sinks` (one logit per head,
+// gpt-oss), head h's softmax also counts sinks[h] as a position with no
+// value: the weights sum to less than 1 by that sink's share.
 // scores is scratch: kAttentionScratchRows rows of scores_stride >= pos0 +
 // n_tokens floats per OpenMP thread. Work-shared over items of queries that
 // share a kv head (a few tokens, some or all of its heads); a query's result
@@ -235,7 +237,8 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
 // barrier.
 template <int NHead, int NHeadKV, int HeadDim, TensorType KvType, Sync Y = Sync::Barrier, int Ring = 0>
 void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheValue<KvType>* v_cache, float* out,
-               int n_tokens, int pos0, float* scores, int scores_stride, float scale, int window) {
+               int n_tokens, int pos0, float* scores, int scores_stride, float scale, int window,
+               const float* sinks = nullptr) {
   static_assert(NHead % NHeadKV == 0 && is_cache_type<KvType> && Ring >= 0);
   constexpr int kHeadsPerKV = NHead / NHeadKV;
   constexpr int64_t kQDim = static_cast<int64_t>(NHead) * HeadDim;
@@ -260,8 +263,10 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
     const int g = item / parts % NHeadKV;  // the kv head
     const int t0 = item / parts / NHeadKV * tokens;
     detail::Queries<kAttentionScratchRows<NHead, NHeadKV>> qs;
+    float sink[kAttentionScratchRows<NHead, NHeadKV>];
     for (int t = t0; t < std::min(t0 + tokens, n_tokens); ++t) {
       for (int h = g * kHeadsPerKV + part * heads; h < g * kHeadsPerKV + (part + 1) * heads; ++h) {
+        sink[qs.count] = sinks ? sinks[h] : -INFINITY;
         qs.q[qs.count] = q + t * kQDim + h * HeadDim;
         qs.out[qs.count] = out + t * kQDim + h * HeadDim;
         qs.w[qs.count] = rows + static_cast<int64_t>(qs.count) * scores_stride;
@@ -271,7 +276,7 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
       }
     }
     detail::scores<KvType, HeadDim, Ring>(qs, k_cache + g * HeadDim, kKVDim, scale);
-    for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r]);
+    for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r], sink[r]);
     const CacheValue<KvType>* v_head = v_cache + g * HeadDim;
     int r = 0;
     for (; r + kTile <= qs.count; r += kTile)

@@ -1,5 +1,5 @@
 // The quantized matmul's inner loop: a group of kInterleaveRows interleaved
-// weight rows of a 32-element block type (Q8_0, Q4_0, Q5_0, Q5_1, IQ4_NL;
+// weight rows of a 32-element block type (Q8_0, Q4_0, Q5_0, Q5_1, IQ4_NL, MXFP4;
 // interleave.hpp) times activation vectors rounded to Q8 blocks
 // (q8_activations.hpp), in integer arithmetic (int8_dot.hpp); groups of the
 // super-block types go to dot_kquant.hpp.
@@ -38,8 +38,10 @@ void dot_group_blocks(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVe
   static_assert(is_block_interleaved(T) && Cols % kQuantBlockElems == 0 && Ops::kRows == kInterleaveRows);
   constexpr int kBlocks = Cols / kQuantBlockElems;
   constexpr int64_t kBlockBytes = Ops::kRows * block_quant_bytes(T);
-  constexpr int64_t kScaleFields = block_scale_bytes(T) / 2;  // d, and Q5_1's m
-  const auto* scales = reinterpret_cast<const uint16_t*>(group);
+  // MXFP4's scale 2^(e - 128) is taken as 2^(e - 127) (e8m0_scales) and its
+  // half put on the activation scale: products of powers of two, so the
+  // same bits as ggml's 2^(e - 128) * d_x.
+  constexpr float kActivationScale = T == TensorType::MXFP4 ? 0.5f : 1.0f;
   const uint8_t* quants = group + interleaved_scales_bytes(T, Cols);
 
   for (auto& a : acc) a = Ops::zero();
@@ -47,13 +49,19 @@ void dot_group_blocks(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVe
     for (int64_t line = 0; line < kBlockBytes; line += kCacheLineBytes)
       __builtin_prefetch(quants + b * kBlockBytes + line + kPrefetchAheadBytes);
     const typename Ops::Quants w = Ops::template decode<T>(quants + b * kBlockBytes);
-    const uint16_t* block_scales = scales + b * Ops::kRows * kScaleFields;
-    const typename Ops::Acc w_scales = Ops::weight_scales(block_scales);
-    const typename Ops::Acc mins = T == TensorType::Q5_1 ? Ops::weight_scales(block_scales + Ops::kRows) : Ops::zero();
+    const uint8_t* block_scales = group + b * Ops::kRows * block_scale_bytes(T);
+    const auto* halves = reinterpret_cast<const uint16_t*>(block_scales);
+    typename Ops::Acc w_scales;
+    if constexpr (T == TensorType::MXFP4)
+      w_scales = Ops::e8m0_scales(block_scales);
+    else
+      w_scales = Ops::weight_scales(halves);
+    const typename Ops::Acc mins = T == TensorType::Q5_1 ? Ops::weight_scales(halves + Ops::kRows) : Ops::zero();
     for (int t = 0; t < NVecs; ++t) {
       const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
       const int32_t offset = code_bias(T) * xb.block_sum();
-      acc[t] = Ops::fma(Ops::template dot<T>(w, xb.qs, offset), Ops::scales(w_scales, *xb.d), acc[t]);
+      acc[t] = Ops::fma(Ops::template dot<T>(w, xb.qs, offset), Ops::scales(w_scales, kActivationScale * *xb.d),
+                        acc[t]);
       if constexpr (T == TensorType::Q5_1)
         acc[t] = Ops::fnma(mins, -(*xb.d * static_cast<float>(xb.block_sum())), acc[t]);
     }

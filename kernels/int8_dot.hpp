@@ -13,8 +13,9 @@
 // Weights stored as unsigned codes with a bias (value = code - bias: Q4_0's
 // nibble - 8, Q5_0's code - 16, Q6_K's - 32, Q3_K's - 4) may be multiplied
 // as the unsigned codes, and bias * (the activations' sum) subtracted: the
-// same integer. IQ4's codebook values, signed, may be multiplied as they
-// are or with a bias of 128 the same way; each instruction set picks.
+// same integer. The codebook types' values (IQ4's, MXFP4's doubled E2M1),
+// signed, may be multiplied as they are or with a bias of 128 the same way;
+// each instruction set picks.
 //
 // An implementation is a struct of static functions over its own types, for
 // kRows interleaved rows: Quants (one block of the rows, decoded once and
@@ -43,7 +44,8 @@ constexpr int32_t code_bias(TensorType t) {
     case TensorType::Q3_K: return 4;
     case TensorType::Q6_K: return 32;
     case TensorType::IQ4_NL:
-    case TensorType::IQ4_XS: return 128;
+    case TensorType::IQ4_XS:
+    case TensorType::MXFP4: return 128;
     default: return 0;
   }
 }

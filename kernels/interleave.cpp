@@ -41,7 +41,8 @@ void interleave_block_group(TensorType t, const uint8_t* gguf, uint8_t* group, i
     for (int64_t b = 0; b < n_blocks; ++b) {
       const uint8_t* block = row + b * block_bytes;
       uint8_t* scales = group + b * kInterleaveRows * scale_bytes;
-      std::memcpy(scales + r * 2, block, 2);  // the fp16 scale d
+      const int64_t field = block_scale_field_bytes(t);
+      std::memcpy(scales + r * field, block, static_cast<size_t>(field));  // the scale d (MXFP4: e)
       if (t == TensorType::Q5_1) std::memcpy(scales + kInterleaveRows * 2 + r * 2, block + 2, 2);  // the fp16 min m
       uint8_t* block_quants = quants + b * kInterleaveRows * quant_bytes;
       if (t == TensorType::Q5_0) {
@@ -50,7 +51,7 @@ void interleave_block_group(TensorType t, const uint8_t* gguf, uint8_t* group, i
         write_q5_quants<BlockQ5_1>(block, r, block_quants);
       } else {
         for (int64_t v = 0; v < quant_bytes / 4; ++v)
-          std::memcpy(block_quants + v * kInterleavedVectorBytes + r * 4, block + 2 + v * 4, 4);
+          std::memcpy(block_quants + v * kInterleavedVectorBytes + r * 4, block + scale_bytes + v * 4, 4);
       }
     }
   }

@@ -1,6 +1,6 @@
 // Quantized matrices rearranged at load time into the order the integer
 // matmul reads them; this file covers the types of 32-element blocks (Q8_0,
-// Q4_0, Q5_0, Q5_1, IQ4_NL) and the sizes of every interleaved type.
+// Q4_0, Q5_0, Q5_1, IQ4_NL, MXFP4) and the sizes of every interleaved type.
 //
 // GGUF stores a quantized matrix row after row. The matmul (dot_q8.hpp)
 // multiplies kInterleaveRows rows at once (8 with AVX2 or NEON, 16 with
@@ -11,11 +11,12 @@
 // front to back, a single stream for the prefetcher):
 //
 //   scales: for each block b, the rows' fp16 scales d (2 * kInterleaveRows
-//           bytes), for Q5_1 followed by the rows' fp16 mins m; padded to a
+//           bytes), for Q5_1 followed by the rows' fp16 mins m, for MXFP4
+//           the rows' E8M0 bytes e (kInterleaveRows bytes); padded to a
 //           cache line at the end;
 //   quants: for each block b, vectors of 4 * kInterleaveRows bytes
 //           (interleave_unit.hpp): Q8_0 has 8, vector v holding bytes
-//           4v .. 4v + 3 of each row's 32 signed values; Q4_0 and IQ4_NL the
+//           4v .. 4v + 3 of each row's 32 signed values; Q4_0, IQ4_NL, MXFP4 the
 //           4 vectors of nibbles (the GGUF's bytes as they are); Q5_0 and
 //           Q5_1 the 4 vectors of their codes' low 4 bits, then a vector of
 //           bits holding the fifth.
@@ -41,14 +42,19 @@ namespace kiln::kernels {
 // The types of 32-element blocks stored interleaved for the matmul.
 constexpr bool is_block_interleaved(TensorType t) {
   return t == TensorType::Q8_0 || t == TensorType::Q4_0 || t == TensorType::Q5_0 || t == TensorType::Q5_1 ||
-         t == TensorType::IQ4_NL;
+         t == TensorType::IQ4_NL || t == TensorType::MXFP4;
 }
 
 // The weight types stored interleaved for the matmul.
 constexpr bool is_interleaved(TensorType t) { return is_block_interleaved(t) || is_super_block_type(t); }
 
+// Bytes of one row's scale in one block: an fp16 d, or MXFP4's exponent byte.
+constexpr int64_t block_scale_field_bytes(TensorType t) { return t == TensorType::MXFP4 ? 1 : 2; }
+
 // Bytes of one row's scales in one block: d, and Q5_1's m.
-constexpr int64_t block_scale_bytes(TensorType t) { return t == TensorType::Q5_1 ? 4 : 2; }
+constexpr int64_t block_scale_bytes(TensorType t) {
+  return t == TensorType::Q5_1 ? 2 * block_scale_field_bytes(t) : block_scale_field_bytes(t);
+}
 
 // Bytes of one row's quants in one block (the block without its scales).
 constexpr int64_t block_quant_bytes(TensorType t) { return traits_of(t).block_bytes - block_scale_bytes(t); }

@@ -28,12 +28,18 @@ namespace kiln::kernels {
 // sum it normalizes the weights by (against dividing by zero).
 inline constexpr float kExpertWeightSumFloor = 6.103515625e-5f;
 
-// Each token's experts: the softmax of its NExperts router logits (in place:
-// `logits` becomes the probabilities), the K most probable in descending
-// order (of equals, the lower index first) into `experts`, their
-// probabilities into `weights`, scaled to sum to 1 when Normalize.
-// Work-shared over tokens.
-template <int NExperts, int K, bool Normalize>
+// How a token's router logits become its experts' weights (llama.cpp's
+// expert gating functions): Softmax, a softmax over all the experts whose K
+// most probable are taken with their probabilities (Qwen3-MoE); SoftmaxTopK,
+// the K largest logits taken and a softmax over those K alone (gpt-oss's
+// SOFTMAX_WEIGHT).
+enum class Gating { Softmax, SoftmaxTopK };
+
+// Each token's experts: its NExperts router logits gated by G (in place:
+// `logits` may become the probabilities), the K chosen in descending order
+// (of equals, the lower index first) into `experts`, their weights into
+// `weights`, scaled to sum to 1 when Normalize. Work-shared over tokens.
+template <int NExperts, int K, bool Normalize, Gating G = Gating::Softmax>
 void route_top_k(float* logits, int n_tokens, int32_t* experts, float* weights) {
   static_assert(K >= 1 && K <= NExperts);
 #pragma omp for schedule(static) nowait
@@ -41,7 +47,7 @@ void route_top_k(float* logits, int n_tokens, int32_t* experts, float* weights) 
     float* p = logits + static_cast<int64_t>(t) * NExperts;
     int32_t* ids = experts + static_cast<int64_t>(t) * K;
     float* w = weights + static_cast<int64_t>(t) * K;
-    softmax(p, NExperts);
+    if constexpr (G == Gating::Softmax) softmax(p, NExperts);
     bool taken[NExperts] = {};
     for (int i = 0; i < K; ++i) {
       int best = 0;
@@ -52,6 +58,7 @@ void route_top_k(float* logits, int n_tokens, int32_t* experts, float* weights) 
       ids[i] = best;
       w[i] = p[best];
     }
+    if constexpr (G == Gating::SoftmaxTopK) softmax(w, K);
     if constexpr (Normalize) {
       float sum = 0.0f;
       for (int i = 0; i < K; ++i) sum += w[i];
@@ -122,6 +129,22 @@ void expert_matmul(const void* w, const MatmulInput& in, const int32_t* first, f
                                                          out + static_cast<int64_t>(first[e]) * Rows, n);
   }
   if constexpr (Y == Sync::Barrier) team_barrier();
+}
+
+// rows[r] += bias[e] (Cols values) for the rows of each expert e, [first[e],
+// first[e + 1]): the experts' biases (gpt-oss), NExperts vectors back to
+// back. Work-shared over rows.
+template <int NExperts, int Cols>
+void add_expert_bias(float* rows, const float* bias, const int32_t* first) {
+  const int n_rows = first[NExperts];
+#pragma omp for schedule(static) nowait
+  for (int r = 0; r < n_rows; ++r) {
+    const int e = static_cast<int>(std::upper_bound(first, first + NExperts + 1, r) - first) - 1;
+    const float* b = bias + static_cast<int64_t>(e) * Cols;
+    float* row = rows + static_cast<int64_t>(r) * Cols;
+    for (int j = 0; j < Cols; ++j) row[j] += b[j];
+  }
+  team_barrier();
 }
 
 // x[t] += sum over slots i of weights[t][i] * rows[row_of[t][i]] (Cols

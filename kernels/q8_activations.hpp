@@ -96,14 +96,14 @@ void rmsnorm_q8(const float* x, const float* weight, float* out, int n_tokens, f
 }
 
 // swiglu (see activation.hpp) whose result is also rounded into q8.
-template <int N>
+template <int N, Glu G = Glu::Silu>
 void swiglu_q8(float* gate, const float* up, int n_tokens, Q8Out q8) {
   static_assert(N % kQuantBlockElems == 0);
   const int64_t n_blocks = static_cast<int64_t>(n_tokens) * (N / kQuantBlockElems);
 #pragma omp for schedule(static) nowait
   for (int64_t b = 0; b < n_blocks; ++b) {
     const int64_t at = b * kQuantBlockElems;
-    swiglu_span(gate + at, up + at, kQuantBlockElems);
+    swiglu_span<G>(gate + at, up + at, kQuantBlockElems);
     quantize_block_q8(gate + at, q8.at_block(b));
   }
   team_barrier();

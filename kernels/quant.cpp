@@ -9,6 +9,7 @@
 #include "kernels/quant_iq4.hpp"
 #include "kernels/quant_k.hpp"
 #include "kernels/quant_k_low.hpp"
+#include "kernels/quant_mxfp4.hpp"
 #include "kernels/weight_row.hpp"
 
 namespace kiln::kernels {
@@ -129,6 +130,8 @@ void dequantize_row(TensorType t, const void* src, float* dst, int64_t n) {
       return dequantize<TensorType::IQ4_XS>(src, dst, n);
     case TensorType::BF16:
       return dequantize<TensorType::BF16>(src, dst, n);
+    case TensorType::MXFP4:
+      return dequantize<TensorType::MXFP4>(src, dst, n);
   }
 }
 
@@ -164,6 +167,8 @@ void quantize_row(TensorType t, const float* src, void* dst, int64_t n) {
       return quantize_row_iq4_nl(src, static_cast<BlockIQ4_NL*>(dst), n);
     case TensorType::IQ4_XS:
       return quantize_row_iq4_xs(src, static_cast<BlockIQ4_XS*>(dst), n);
+    case TensorType::MXFP4:
+      return quantize_row_mxfp4(src, static_cast<BlockMXFP4*>(dst), n);
     case TensorType::BF16: {
       auto* out = static_cast<uint16_t*>(dst);
       for (int64_t k = 0; k < n; ++k) out[k] = fp32_to_bf16(src[k]);

@@ -51,7 +51,7 @@ static_assert(traits_of(TensorType::Q5_1).block_elems == kQuantBlockElems);
 
 // The nibble of element j (0..31) of a 32-element block's 16 bytes: the low
 // nibble of byte j for j < 16, the high nibble of byte j - 16 after that
-// (Q4_0, Q5_0, Q5_1, IQ4_NL and each 32 elements of IQ4_XS).
+// (Q4_0, Q5_0, Q5_1, IQ4_NL, MXFP4 and each 32 elements of IQ4_XS).
 inline int block_nibble(const uint8_t (&qs)[kQuantBlockElems / 2], int j) {
   return j < 16 ? qs[j] & 0x0f : qs[j - 16] >> 4;
 }

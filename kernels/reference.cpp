@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/activation.hpp"
 #include "kernels/quant.hpp"
 
 namespace kiln::kernels {
@@ -53,7 +54,8 @@ void ref_rope(RopeStyle style, float* x, int n_tokens, int n_heads, int head_dim
 }
 
 void ref_attention(TensorType kv_type, const float* q, const void* k_cache_in, const void* v_cache_in, float* out,
-                   int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim, float scale, int window) {
+                   int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim, float scale, int window,
+                   const float* sinks) {
   const int q_dim = n_head * head_dim;
   const int kv_dim = n_head_kv * head_dim;
   const int64_t cache_elems = static_cast<int64_t>(pos0 + n_tokens) * kv_dim;
@@ -76,7 +78,9 @@ void ref_attention(TensorType kv_type, const float* q, const void* k_cache_in, c
         weights[j] = score * scale;
         max = std::max(max, weights[j]);
       }
-      double sum = 0.0;
+      const double sink = sinks ? sinks[h] : -INFINITY;
+      max = std::max(max, sink);
+      double sum = std::exp(sink - max);
       for (int j = first; j < n_pos; ++j) {
         weights[j] = std::exp(weights[j] - max);
         sum += weights[j];
@@ -98,11 +102,19 @@ void ref_swiglu(float* gate, const float* up, int n) {
   }
 }
 
-void ref_softmax(float* x, int n) {
-  double max = x[0];
-  for (int i = 1; i < n; ++i) max = std::max(max, static_cast<double>(x[i]));
+void ref_swiglu_clamped(float* gate, const float* up, int n) {
+  for (int i = 0; i < n; ++i) {
+    const double g = std::min(gate[i], kClampedGluLimit);
+    const double u = std::clamp(up[i], -kClampedGluLimit, kClampedGluLimit);
+    gate[i] = static_cast<float>(g / (1.0 + std::exp(-double{kClampedGluAlpha} * g)) * (u + 1.0));
+  }
+}
+
+void ref_softmax(float* x, int n, float sink) {
+  double max = sink;
+  for (int i = 0; i < n; ++i) max = std::max(max, static_cast<double>(x[i]));
   std::vector<double> e(n);
-  double sum = 0.0;
+  double sum = std::exp(sink - max);
   for (int i = 0; i < n; ++i) {
     e[i] = std::exp(x[i] - max);
     sum += e[i];

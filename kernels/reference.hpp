@@ -3,6 +3,8 @@
 // as the kernels they mirror.
 #pragma once
 
+#include <cmath>
+
 #include "kernels/rope.hpp"
 
 #include "kernels/tensor_type.hpp"
@@ -14,10 +16,13 @@ void ref_rmsnorm(const float* x, const float* weight, float* out, int n, int n_t
 void ref_rope(RopeStyle style, float* x, int n_tokens, int n_heads, int head_dim, int rot_dim, int pos0,
               const float* inv_freq, float mscale);
 // k_cache and v_cache hold elements of kv_type (F32, or F16 as raw bits);
-// scores are q . k * scale, over the last `window` positions when window > 0.
+// scores are q . k * scale, over the last `window` positions when window > 0;
+// sinks (per head, or null) join each head's softmax with no value.
 void ref_attention(TensorType kv_type, const float* q, const void* k_cache, const void* v_cache, float* out,
-                   int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim, float scale, int window);
+                   int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim, float scale, int window,
+                   const float* sinks = nullptr);
 void ref_swiglu(float* gate, const float* up, int n);
-void ref_softmax(float* x, int n);
+void ref_swiglu_clamped(float* gate, const float* up, int n);
+void ref_softmax(float* x, int n, float sink = -INFINITY);
 
 }  // namespace kiln::kernels

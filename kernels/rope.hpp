@@ -24,6 +24,19 @@ constexpr int rope_second(RopeStyle style, int i, int pairs) {
 // pair i.
 void rope_inv_freq(float base, int rot_dim, float* out);
 
+// YaRN's factor for each pair's angle (out[i], i < rot_dim / 2), as ggml's
+// rope_yarn computes the angle with ext_factor 1: a ramp from freq_scale
+// (pairs below the one that turns beta_fast times over n_ctx_orig
+// positions: interpolated) to 1 (from the one that turns beta_slow times:
+// kept), linear in between. Constant per pair, so it folds into inv_freq.
+void rope_yarn_factors(int rot_dim, float base, float freq_scale, int n_ctx_orig, float beta_fast, float beta_slow,
+                       float* out);
+
+// The multiplier YaRN puts on the cosines and sines, as llama.cpp makes it
+// from rope.scaling.attn_factor (llama_context's yarn_attn_factor, then
+// ggml's 1 + 0.1 ln(1 / freq_scale)).
+float rope_yarn_mscale(float freq_scale, float attn_factor);
+
 // Rotates token t of x ([n_tokens][NHeads * HeadDim]), which sits at
 // position pos0 + t: in every head, pair i < RotDim / 2 turns by
 // pos * inv_freq[i]; dimensions from RotDim on are left alone. The cosine

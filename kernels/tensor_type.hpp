@@ -26,6 +26,7 @@ enum class TensorType : uint32_t {
   IQ4_NL = 20,
   IQ4_XS = 23,
   BF16 = 30,
+  MXFP4 = 39,
 };
 
 struct TypeTraits {
@@ -51,6 +52,7 @@ inline constexpr TypeTraits kTypeTraits[] = {
     {TensorType::IQ4_NL, "iq4_nl", "IQ4_NL", 32, 18},
     {TensorType::IQ4_XS, "iq4_xs", "IQ4_XS", 256, 136},
     {TensorType::BF16, "bf16", "BF16", 1, 2},
+    {TensorType::MXFP4, "mxfp4", "MXFP4", 32, 17},
 };
 
 // Traits of a GGUF type id, or nullopt when kiln does not support it.

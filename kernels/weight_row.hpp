@@ -95,3 +95,4 @@ struct WeightRow<TensorType::Q5_1> {
 #include "kernels/weight_row_bf16.hpp"
 #include "kernels/weight_row_iq4.hpp"
 #include "kernels/weight_row_kquant.hpp"
+#include "kernels/weight_row_mxfp4.hpp"

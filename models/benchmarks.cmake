@@ -18,6 +18,11 @@ endforeach()
 kiln_add_synthetic_model(bench-qwen3-30b-a3b-4l-q8_0 PRESET qwen3-30b-a3b TYPE q8_0 CTX 1024 BATCH 512
                          SYNTH_ARGS --layers 4)
 list(APPEND kiln_bench_programs bench-qwen3-30b-a3b-4l-q8_0-bench)
+# gpt-oss-20b's layer shape (32 experts of width 2880, 4 per token) on 2 of
+# its 24 layers, experts in MXFP4 as it ships, the rest Q8_0: 2.1 GB.
+kiln_add_synthetic_model(bench-gpt-oss-20b-2l-mxfp4 PRESET gpt-oss-20b TYPE q8_0 CTX 1024 BATCH 512
+                         SYNTH_ARGS --layers 2 --type-experts mxfp4)
+list(APPEND kiln_bench_programs bench-gpt-oss-20b-2l-mxfp4-bench)
 if(EXISTS "${KILN_SHARED_DIR}/models/stories260K/stories260K.gguf")
   kiln_add_model(bench-stories260K GGUF "${KILN_SHARED_DIR}/models/stories260K/stories260K.gguf" CTX 1024 BATCH 512)
   list(APPEND kiln_bench_programs bench-stories260K-bench)

@@ -39,6 +39,9 @@ inline constexpr ModelShape kPresets[] = {
     // Qwen3-30B-A3B (a mixture of 128 experts of width 768, 8 used per token;
     // feed_forward_length is its converter's, unused).
     {"qwen3-30b-a3b", "qwen3moe", 2048, 48, 32, 4, 6144, 151936, 40960, 128, 0, 0, 128, 8, 768},
+    // gpt-oss-20b (64 heads of 64, a 128-token window on every other layer,
+    // 32 experts of width 2880, 4 used per token; YaRN written by kiln-synth).
+    {"gpt-oss-20b", "gpt-oss", 2880, 24, 64, 8, 2880, 201088, 131072, 64, 128, 0, 32, 4, 2880},
 };
 
 constexpr std::optional<ModelShape> find_preset(std::string_view name) {

@@ -1,10 +1,12 @@
 // The architectures beyond llama and qwen2 (qwen3, gemma3, smollm3, phi3,
-// qwen3moe), and the weight types beyond ../shared's files (Q5_0, Q5_1,
-// IQ4_NL, IQ4_XS, Q3_K, Q2_K): in F32 (and qwen3moe in Q8_0) against the
-// reference forward pass and for batch and thread invariance, and in F32,
-// Q8_0 and kiln-synth's Q4_K_M (qwen3moe: F32 and Q8_0) against llama.cpp's
-// logits for the same files: the prompt in one batch (24 tokens,
-// longer than gemma3's 16-token window) and 32 greedy steps. The references (tests/llamacpp/) were made by
+// qwen3moe, gpt-oss), and the weight types beyond ../shared's files (Q5_0,
+// Q5_1, IQ4_NL, IQ4_XS, Q3_K, Q2_K, MXFP4): in F32 against the reference
+// forward pass, and for batch and thread invariance (also qwen3moe in Q8_0
+// and gpt-oss with MXFP4 experts), and in F32, Q8_0 and kiln-synth's Q4_K_M
+// (qwen3moe: F32 and Q8_0; gpt-oss: F32 and MXFP4 experts) against
+// llama.cpp's logits for the same files: the prompt in one batch (24 tokens,
+// longer than gemma3's and gpt-oss's 16-token window) and 32 greedy steps.
+// The references (tests/llamacpp/) were made by
 // tests/llama_oracle/refdump with F32 attention (--f32kv), so the models are
 // compiled with an F32 KV cache. kiln-synth writes the same bytes from the
 // same flags and seed; if it changes, regenerate the references as
@@ -20,6 +22,8 @@
 #include <vector>
 
 #include "kiln_test_synth_gemma3.hpp"
+#include "kiln_test_synth_gpt_oss.hpp"
+#include "kiln_test_synth_gpt_oss_mxfp4.hpp"
 #include "kiln_test_synth_gemma3_q4_k_m.hpp"
 #include "kiln_test_synth_gemma3_q8_0.hpp"
 #include "kiln_test_synth_phi3.hpp"
@@ -87,6 +91,11 @@ const Fixture kFixtures[] = {
     {KILN_ARCH_FIXTURE(kiln_test_synth_phi3_q4_k_m), kQ4_K_M},
     {KILN_ARCH_FIXTURE(kiln_test_synth_qwen3moe), kF32, Checks::Full},
     {KILN_ARCH_FIXTURE(kiln_test_synth_qwen3moe_q8_0), kQ8_0, Checks::Invariance},
+    // gpt-oss, and as it ships, with MXFP4 experts: their inputs are rounded
+    // to 8 bits as Q8_0's are (llama.cpp's too), hence Q8_0's bounds, and
+    // held to the invariance only for the reason qwen3moe's Q8_0 is.
+    {KILN_ARCH_FIXTURE(kiln_test_synth_gpt_oss), kF32, Checks::Full},
+    {KILN_ARCH_FIXTURE(kiln_test_synth_gpt_oss_mxfp4), kQ8_0, Checks::Invariance},
     // e2e_synth_combos' models of the types llama-quantize falls back to and
     // its low-bit mixes use (IQ4_XS, Q5_0, IQ4_NL, Q5_1; Q5_0, Q3_K, Q2_K,
     // IQ4_XS): llama.cpp rounds Q5_1's input to Q8_1 and the K-quants' and
@@ -98,7 +107,7 @@ const Fixture kFixtures[] = {
 
 }  // namespace
 
-TEST_CASE("qwen3, gemma3, smollm3, phi3 and qwen3moe agree with the reference forward pass, whatever the batch and the threads") {
+TEST_CASE("qwen3, gemma3, smollm3, phi3, qwen3moe and gpt-oss agree with the reference forward pass, whatever the batch and the threads") {
   for (const Fixture& f : kFixtures) {
     if (f.checks == Checks::LlamaCpp) continue;
     CAPTURE(std::string(f.name));
@@ -212,7 +221,7 @@ TEST_CASE("gemma3: a window checkpoint at a system prompt's end serves a convers
   CHECK(plain.last_reused() == 0);
 }
 
-TEST_CASE("qwen3, gemma3, smollm3, phi3, qwen3moe and the newer weight types match llama.cpp's logits and greedy ids") {
+TEST_CASE("qwen3, gemma3, smollm3, phi3, qwen3moe, gpt-oss and the newer weight types match llama.cpp's logits and greedy ids") {
   for (const Fixture& f : kFixtures) {
     CAPTURE(std::string(f.name));
     auto model = f.load();

@@ -251,6 +251,49 @@ TEST_CASE("qwen3moe: the expert keys, the router and the experts as 3-D tensors"
                        kiln::Error);
 }
 
+namespace {
+
+// gpt-oss at a tiny size: 4 experts of width 32, 2 per token, a window of 8.
+SynthSpec tiny_gpt_oss() {
+  SynthSpec s = tiny("gpt-oss");
+  s.shape.n_layer = 3;
+  s.shape.n_expert = 4;
+  s.shape.n_expert_used = 2;
+  s.shape.n_ff_exp = 32;
+  s.shape.n_swa = 8;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("gpt-oss: sliding even layers, YaRN, sinks, biases, experts without renormalization") {
+  const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny_gpt_oss())));
+  CHECK(d.hp.n_swa == 8);
+  CHECK(d.layers[0].sliding);
+  CHECK_FALSE(d.layers[1].sliding);
+  CHECK(d.layers[2].sliding);
+  CHECK(d.hp.rope_base_swa == d.hp.rope_base);
+  CHECK(d.hp.rope_yarn);
+  CHECK(d.hp.rope_freq_scale == 1.0f / 32);
+  CHECK(d.hp.n_ctx_orig == 4096);
+  CHECK(d.hp.rope_yarn_beta_fast == 32.0f);
+  CHECK(d.hp.rope_yarn_beta_slow == 1.0f);
+  CHECK(d.hp.rope_attn_factor == doctest::Approx(1 + 0.1 * std::log(32.0)));
+  CHECK_FALSE(d.hp.expert_weights_norm);
+  CHECK(d.tensor("blk.0.attn_sinks.weight").dims == std::vector<int64_t>{4});
+  CHECK(d.tensor("blk.2.ffn_gate_exps.bias").dims == std::vector<int64_t>{32, 4});
+  CHECK(d.tensor("blk.2.ffn_down_exps.bias").dims == std::vector<int64_t>{64, 4});
+  CHECK(d.tensors.size() == 3 + 3 * 19);
+
+  using doctest::Contains;
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny_gpt_oss(), "gpt-oss.attention.sliding_window", std::nullopt)),
+                       Contains("key 'gpt-oss.attention.sliding_window' is missing"), kiln::Error);
+  auto no_window = tiny_gpt_oss();
+  no_window.shape.n_swa = 0;
+  CHECK_THROWS_WITH_AS(kiln::synth::make_model(no_window), Contains("gpt-oss architecture needs --sliding-window"),
+                       kiln::Error);
+}
+
 TEST_CASE("Llama 3.1 frequency factors and linear RoPE scaling are read") {
   auto spec = tiny();
   spec.rope_freqs = true;
@@ -279,8 +322,8 @@ TEST_CASE("almost-right files are refused, naming what is wrong") {
                        Contains("tensor 'blk.1.ffn_up.weight' is missing"), kiln::Error);
   CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "", std::nullopt, "", true)),
                        Contains("tensor 'blk.0.mystery.weight' is not part of the llama architecture"), kiln::Error);
-  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.rope.scaling.type", kiln::GgufValue{kiln::GgufValueType::STRING, std::string("yarn")})),
-                       Contains("RoPE scaling 'yarn' is not supported"), kiln::Error);
+  CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.rope.scaling.type", kiln::GgufValue{kiln::GgufValueType::STRING, std::string("su")})),
+                       Contains("RoPE scaling 'su' is not supported"), kiln::Error);
   CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.attention.layer_norm_rms_epsilon", std::nullopt)),
                        Contains("layer_norm_rms_epsilon' is missing"), kiln::Error);
   CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny_phi3(), "", std::nullopt, "rope_factors_short.weight")),

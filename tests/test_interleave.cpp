@@ -8,6 +8,7 @@
 
 #include "kernels/interleave.hpp"
 #include "kernels/quant_iq4.hpp"
+#include "kernels/quant_mxfp4.hpp"
 #include "kernels/quant_k.hpp"
 #include "kernels/quant_k_low.hpp"
 #include "tests/support/kernel_checks.hpp"
@@ -19,9 +20,11 @@ using namespace kiln::test;
 namespace {
 
 // A 32-element block type's element j as the portable ops decode it: Q8_0's
-// signed weight, IQ4_NL's codebook value, the others' unsigned code.
+// signed weight, IQ4_NL's codebook value, MXFP4's doubled E2M1 value, the
+// others' unsigned code.
 int gguf_block_value(TensorType t, const uint8_t* block, int j) {
   switch (t) {
+    case TensorType::MXFP4: return kMxfp4Values[block_nibble(reinterpret_cast<const BlockMXFP4*>(block)->qs, j)];
     case TensorType::Q8_0: return reinterpret_cast<const BlockQ8_0*>(block)->qs[j];
     case TensorType::Q4_0: return block_nibble(reinterpret_cast<const BlockQ4_0*>(block)->qs, j);
     case TensorType::Q5_0: return q5_code(*reinterpret_cast<const BlockQ5_0*>(block), j);
@@ -37,6 +40,7 @@ PortableInt8Ops::Quants decode_block(TensorType t, const uint8_t* quants) {
     case TensorType::Q4_0: return Ops::decode<TensorType::Q4_0>(quants);
     case TensorType::Q5_0: return Ops::decode<TensorType::Q5_0>(quants);
     case TensorType::Q5_1: return Ops::decode<TensorType::Q5_1>(quants);
+    case TensorType::MXFP4: return Ops::decode<TensorType::MXFP4>(quants);
     default: return Ops::decode<TensorType::IQ4_NL>(quants);
   }
 }
@@ -57,7 +61,9 @@ void check_layout(TensorType t, int rows, int cols) {
   const int64_t block_bytes = traits_of(t).block_bytes;
   const int64_t scale_bytes = block_scale_bytes(t);
   const int64_t quant_bytes = block_quant_bytes(t);
-  const bool copied = t == TensorType::Q8_0 || t == TensorType::Q4_0 || t == TensorType::IQ4_NL;
+  const int64_t field_bytes = block_scale_field_bytes(t);
+  const bool copied =
+      t == TensorType::Q8_0 || t == TensorType::Q4_0 || t == TensorType::IQ4_NL || t == TensorType::MXFP4;
   int mismatches = 0;
   for (int64_t g = 0; g < interleaved_groups(rows); ++g) {
     const uint8_t* group = out.data() + g * interleaved_group_bytes(t, cols);
@@ -70,11 +76,12 @@ void check_layout(TensorType t, int rows, int cols) {
         std::vector<uint8_t> block(static_cast<size_t>(block_bytes), 0);
         if (row < rows) std::memcpy(block.data(), gguf.data() + (row * n_blocks + b) * block_bytes, block.size());
         const uint8_t* scales = group + b * kInterleaveRows * scale_bytes;
-        if (std::memcmp(scales + r * 2, block.data(), 2) != 0) ++mismatches;  // d
+        if (std::memcmp(scales + r * field_bytes, block.data(), static_cast<size_t>(field_bytes)) != 0)
+          ++mismatches;  // d (MXFP4: e)
         if (t == TensorType::Q5_1 && std::memcmp(scales + kInterleaveRows * 2 + r * 2, block.data() + 2, 2) != 0)
           ++mismatches;  // m
         for (int64_t j = 0; copied && j < quant_bytes; ++j)
-          if (block_quants[(j / 4) * kInterleavedVectorBytes + r * 4 + j % 4] != block[2 + j]) ++mismatches;
+          if (block_quants[(j / 4) * kInterleavedVectorBytes + r * 4 + j % 4] != block[field_bytes + j]) ++mismatches;
         for (int e = 0; e < kQuantBlockElems; ++e)
           if (decoded.v[r][e] != gguf_block_value(t, block.data(), e)) ++mismatches;
       }
@@ -84,7 +91,8 @@ void check_layout(TensorType t, int rows, int cols) {
 }
 
 TEST_CASE("interleave: every byte in its place") {
-  for (TensorType t : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q5_0, TensorType::Q5_1, TensorType::IQ4_NL}) {
+  for (TensorType t : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q5_0, TensorType::Q5_1, TensorType::IQ4_NL,
+                       TensorType::MXFP4}) {
     check_layout(t, kInterleaveRows, 32);
     check_layout(t, kInterleaveRows + 5, 96);  // a partial last group
     check_layout(t, 3, 288);                   // a single partial group

@@ -312,11 +312,11 @@ std::vector<CacheValue<T>> random_cache(size_t n, uint32_t seed, float lo, float
 // A sliding-window layer's cache as a ring of kRing rows (position j in row
 // j % kRing, written in order, so a row holds the last position that maps to
 // it) gives the same bits as the cache indexed by position: k and v hold
-// every position up to the last query's.
+// every position up to the last query's (sinks: null, or each head's).
 template <int NHead, int NHeadKV, int HeadDim, TensorType KvType>
 void check_ring_attention(const std::vector<float>& q, const std::vector<CacheValue<KvType>>& k,
                           const std::vector<CacheValue<KvType>>& v, const std::vector<float>& expected, int pos0,
-                          int window, float scale) {
+                          int window, float scale, const float* sinks) {
   constexpr int kRing = 64;
   REQUIRE(window + kMaxBatch - 1 <= kRing);
   constexpr int kKVDim = NHeadKV * HeadDim;
@@ -332,15 +332,18 @@ void check_ring_attention(const std::vector<float>& q, const std::vector<CacheVa
     in_parallel(threads, [&] {
       attention<NHead, NHeadKV, HeadDim, KvType, Sync::Barrier, kRing>(q.data(), k_ring.data(), v_ring.data(),
                                                                          out.data(), kMaxBatch, pos0, scores.data(),
-                                                                         n_pos, scale, window);
+                                                                         n_pos, scale, window, sinks);
     });
     expect_same_bits(out, expected);
   }
 }
 
+// With sinks, each head's own logit (gpt-oss's attention sinks) in the
+// range of the scores, so that it takes a visible share of the softmax.
 template <int NHead, int NHeadKV, int HeadDim, TensorType KvType>
-void check_attention(int pos0, int window = 0) {
+void check_attention(int pos0, int window = 0, bool with_sinks = false) {
   CAPTURE(window);
+  CAPTURE(with_sinks);
   CAPTURE(NHead);
   CAPTURE(NHeadKV);
   CAPTURE(HeadDim);
@@ -356,9 +359,11 @@ void check_attention(int pos0, int window = 0) {
   std::vector<float> scores(3 * kAttentionScratchRows<NHead, NHeadKV> * stride);  // up to 3 threads
   // Gemma's scale where there is a window, the usual one elsewhere.
   const float scale = window > 0 ? 0.75f / std::sqrt(float(HeadDim)) : 1.0f / std::sqrt(float(HeadDim));
+  const std::vector<float> sink_logits = random_floats(NHead, 4, -2.0f, 3.0f);
+  const float* sinks = with_sinks ? sink_logits.data() : nullptr;
   auto run = [&](int first, int n, float* out) {
     attention<NHead, NHeadKV, HeadDim, KvType>(q.data() + first * kQDim, k.data(), v.data(), out, n, pos0 + first,
-                                               scores.data(), stride, scale, window);
+                                               scores.data(), stride, scale, window, sinks);
   };
 
   std::vector<float> out(q.size());
@@ -371,7 +376,7 @@ void check_attention(int pos0, int window = 0) {
   // cache elements, so an F16 cache adds no error of its own here.
   std::vector<float> expected(q.size());
   ref_attention(KvType, q.data(), k.data(), v.data(), expected.data(), kMaxBatch, pos0, NHead, NHeadKV, HeadDim, scale,
-                window);
+                window, sinks);
   const double score_error = (HeadDim + 4) * kUnitRoundoff * 4 * HeadDim / std::sqrt(HeadDim);
   std::vector<double> tolerance(q.size());
   for (int t = 0; t < kMaxBatch; ++t)
@@ -398,7 +403,7 @@ void check_attention(int pos0, int window = 0) {
       run(first, std::min(batch, kMaxBatch - first), chunked.data() + first * kQDim);
     expect_same_bits(chunked, out);
   }
-  if (window > 0) check_ring_attention<NHead, NHeadKV, HeadDim, KvType>(q, k, v, out, pos0, window, scale);
+  if (window > 0) check_ring_attention<NHead, NHeadKV, HeadDim, KvType>(q, k, v, out, pos0, window, scale, sinks);
 }
 
 template <TensorType KvType>
@@ -416,6 +421,9 @@ void check_attention_shapes() {
     check_attention<4, 2, 16, KvType>(pos0, 1);
     check_attention<8, 1, 32, KvType>(pos0, 13);
     check_attention<3, 1, 13, KvType>(pos0, 21);
+    // Attention sinks, over the whole context and in a window (gpt-oss).
+    check_attention<4, 2, 16, KvType>(pos0, 0, true);
+    check_attention<3, 1, 13, KvType>(pos0, 13, true);
   }
 }
 
@@ -462,6 +470,31 @@ TEST_CASE("swiglu") {
   }
 }
 
+TEST_CASE("swiglu, gpt-oss's clamped form") {
+  constexpr int kN = 37;
+  // Gates and ups on both sides of the limit of 7.
+  const std::vector<float> gate = random_floats(kMaxBatch * kN, 15, -12.0f, 12.0f);
+  const std::vector<float> up = random_floats(kMaxBatch * kN, 16, -12.0f, 12.0f);
+
+  std::vector<float> expected = gate;
+  ref_swiglu_clamped(expected.data(), up.data(), kMaxBatch * kN);
+  // exp's argument, alpha * x rounded to float, is off by up to half a unit
+  // of its last place, which exp turns into a relative error of about |alpha
+  // x| units of the result's; the rest (exp itself, the division, the
+  // products) a few more.
+  std::vector<double> tolerance(gate.size());
+  for (size_t i = 0; i < gate.size(); ++i) {
+    const double exponent = kClampedGluAlpha * std::fabs(std::min(gate[i], kClampedGluLimit));
+    tolerance[i] = (8 + exponent) * kUnitRoundoff * std::fabs(expected[i]);
+  }
+
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<float> out = gate;
+    in_parallel(threads, [&] { swiglu<kN, Glu::Clamped>(out.data(), up.data(), kMaxBatch); });
+    expect_close(out, expected, tolerance);
+  }
+}
+
 TEST_CASE("add_bias adds the same vector to every token, exactly") {
   constexpr int kN = 37;
   const std::vector<float> x = random_floats(kMaxBatch * kN, 13);
@@ -488,6 +521,20 @@ TEST_CASE("softmax") {
     std::vector<double> tolerance(n);
     for (int i = 0; i < n; ++i) tolerance[i] = (n + 100) * kUnitRoundoff * expected[i] + 1e-38;
     expect_close(x, expected, tolerance);
+
+    // With a sink below and above the largest value: its share leaves the
+    // weights summing to less than 1.
+    for (float sink : {70.0f, 81.0f}) {
+      CAPTURE(sink);
+      std::vector<float> y = random_floats(n, n, -10.0f, 10.0f), expected_y;
+      y[0] = 80.0f;
+      expected_y = y;
+      ref_softmax(expected_y.data(), n, sink);
+      softmax(y.data(), n, sink);
+      std::vector<double> tolerance_y(n);
+      for (int i = 0; i < n; ++i) tolerance_y[i] = (n + 100) * kUnitRoundoff * expected_y[i] + 1e-38;
+      expect_close(y, expected_y, tolerance_y);
+    }
   }
 }
 

@@ -37,6 +37,34 @@ TEST_CASE("route_top_k: the most probable experts, the lower index first among e
   CHECK(weights[0] == probs[1]);
 }
 
+TEST_CASE("route_top_k, gpt-oss's gating: the largest logits, then a softmax over those alone") {
+  const std::vector<float> logits = {0.0f, 2.0f, 1.0f, 2.0f, 3.0f, -1.0f, 1.0f, 0.5f};
+  std::vector<float> raw = logits;
+  std::vector<int32_t> ids(4);
+  std::vector<float> weights(4);
+  route_top_k<4, 2, false, Gating::SoftmaxTopK>(raw.data(), 2, ids.data(), weights.data());
+  CHECK(ids == std::vector<int32_t>{1, 3, 0, 2});
+  CHECK(raw == logits);  // the logits are chosen from as they are
+  CHECK(weights[0] == 0.5f);
+  CHECK(weights[1] == 0.5f);
+  CHECK(weights[2] == doctest::Approx(std::exp(3.0) / (std::exp(3.0) + std::exp(1.0))));
+  CHECK(weights[3] == doctest::Approx(std::exp(1.0) / (std::exp(3.0) + std::exp(1.0))));
+}
+
+TEST_CASE("add_expert_bias: each row gets its expert's bias, whatever the threads") {
+  constexpr int kCols = 3;
+  const std::vector<int32_t> first = {0, 2, 2, 3, 5};  // expert 1 has no rows
+  const std::vector<float> bias = random_floats(4 * kCols, 5);
+  const std::vector<float> rows = random_floats(5 * kCols, 6);
+  const int expert_of[5] = {0, 0, 2, 3, 3};
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<float> out = rows;
+    in_parallel(threads, [&] { add_expert_bias<4, kCols>(out.data(), bias.data(), first.data()); });
+    for (int r = 0; r < 5; ++r)
+      for (int j = 0; j < kCols; ++j) CHECK(out[r * kCols + j] == rows[r * kCols + j] + bias[expert_of[r] * kCols + j]);
+  }
+}
+
 TEST_CASE("group_by_expert: each expert's rows together, in token order") {
   // Three tokens, two experts each, of four experts (expert 3 unused).
   const std::vector<int32_t> experts = {2, 0, 0, 1, 2, 1};

@@ -39,8 +39,14 @@ struct Hyperparams {
   // divide each pair's frequency, the long ones in a model compiled for more
   // than n_ctx_orig positions (rope_factors_tensor below).
   bool longrope = false;
-  int n_ctx_orig = 0;              // rope.scaling.original_context_length, with LongRoPE; else 0
-  float rope_attn_factor = 1.0f;   // multiplies RoPE's cosines and sines (LongRoPE's mscale)
+  int n_ctx_orig = 0;              // rope.scaling.original_context_length, with LongRoPE or YaRN; else 0
+  float rope_attn_factor = 1.0f;   // multiplies RoPE's cosines and sines (LongRoPE's and YaRN's mscale)
+  // YaRN: each pair's angle scaled by a ramp from rope_freq_scale (low
+  // frequencies, interpolated) to 1 (high ones, kept) between the pairs
+  // that turn beta_fast and beta_slow times over n_ctx_orig positions.
+  bool rope_yarn = false;
+  float rope_yarn_beta_fast = 0.0f;
+  float rope_yarn_beta_slow = 0.0f;
   // A mixture of experts in place of the feed-forward (0 experts: a dense model).
   int n_expert = 0;        // experts per layer
   int n_expert_used = 0;   // experts each token is routed to
@@ -74,6 +80,9 @@ void visit_hparams(H& h, F&& f) {
   f("longrope", "LongRoPE factors", h.longrope);
   f("n_ctx_orig", "rope.scaling.original_context_length", h.n_ctx_orig);
   f("rope_attn_factor", "rope.scaling.attn_factor", h.rope_attn_factor);
+  f("rope_yarn", "rope.scaling.type yarn", h.rope_yarn);
+  f("rope_yarn_beta_fast", "rope.scaling.yarn_beta_fast", h.rope_yarn_beta_fast);
+  f("rope_yarn_beta_slow", "rope.scaling.yarn_beta_slow", h.rope_yarn_beta_slow);
   f("n_expert", "expert_count", h.n_expert);
   f("n_expert_used", "expert_used_count", h.n_expert_used);
   f("n_ff_exp", "expert_feed_forward_length", h.n_ff_exp);

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "kernels/arch/code_span.hpp"
-#include "kernels/quant_iq4.hpp"
+#include "kernels/codebook.hpp"
 
 namespace kiln::kernels::arch {
 
@@ -20,7 +20,7 @@ struct Avx2Int8Ops {
 
   // The block's 8 code vectors (kernels/interleave_unit.hpp: vector v holds
   // elements 4v.., vector 4 + v elements 16 + 4v..). Signed weights (Q8_0,
-  // IQ4's codebook values) as their magnitudes in a and themselves in b (the
+  // the codebook types' values) as their magnitudes in a and themselves in b (the
   // byte multiply wants an unsigned operand); unsigned codes in a.
   struct Quants {
     __m256i a[8];
@@ -62,9 +62,11 @@ struct Avx2Int8Ops {
       q.a[v + 4] = _mm256_or_si256(q.a[v + 4], _mm256_and_si256(shift(bits, at - 4 - v), mask));
     }
   }
-  // IQ4 nibbles looked up in the codebook with vpshufb, as signed weights.
+  // A codebook type's nibbles looked up with vpshufb, as signed weights.
+  template <TensorType T>
   static void codebook(Quants& q) {
-    const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
+    const __m256i table =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codebook_values<T>())));
     for (int v = 0; v < 8; ++v) {
       q.b[v] = _mm256_shuffle_epi8(table, q.a[v]);
       q.a[v] = _mm256_sign_epi8(q.b[v], q.b[v]);
@@ -82,7 +84,7 @@ struct Avx2Int8Ops {
     } else {
       nibbles(block, q);
       if constexpr (T == TensorType::Q5_0 || T == TensorType::Q5_1) or_bits(block + 4 * kVector, 4, q);
-      if constexpr (T == TensorType::IQ4_NL) codebook(q);
+      if constexpr (is_codebook_type(T)) codebook<T>(q);
     }
     return q;
   }
@@ -99,7 +101,7 @@ struct Avx2Int8Ops {
       nibbles(unit, q);
       if constexpr (T == TensorType::Q5_K) or_bits(unit + 4 * kVector, 4, q);
       if constexpr (T == TensorType::Q6_K) or_crumbs(unit + 4 * kVector, 4, q);
-      if constexpr (T == TensorType::IQ4_XS) codebook(q);
+      if constexpr (T == TensorType::IQ4_XS) codebook<T>(q);
     }
     return q;
   }
@@ -113,7 +115,7 @@ struct Avx2Int8Ops {
 
   template <TensorType T>
   static Rows dot(const Quants& w, const int8_t* x, int32_t offset) {
-    if constexpr (T == TensorType::Q8_0 || T == TensorType::IQ4_NL) {
+    if constexpr (has_signed_weights(T)) {
       // |w| times x with w's sign; a pair is at most 2 * 127 * 127 < 32768
       // (activations never hold -128), so each vector is widened on its own.
       // The weights are the values themselves: no offset.
@@ -161,6 +163,12 @@ struct Avx2Int8Ops {
 
   static Acc weight_scales(const uint16_t* d) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d)));
+  }
+  // 2^(e - 127) from each row's E8M0 byte (e8m0_bits in quant_mxfp4.hpp).
+  static Acc e8m0_scales(const uint8_t* e) {
+    const __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(e)));
+    const __m256i bits = _mm256_slli_epi32(bytes, 23);
+    return _mm256_castsi256_ps(_mm256_max_epu32(bits, _mm256_set1_epi32(0x00400000)));
   }
   static Acc scales(Acc w, float x_scale) { return _mm256_mul_ps(w, _mm256_set1_ps(x_scale)); }
 

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "kernels/arch/code_span.hpp"
-#include "kernels/quant_iq4.hpp"
+#include "kernels/codebook.hpp"
 
 namespace kiln::kernels::arch {
 
@@ -21,7 +21,7 @@ struct Avx512VnniInt8Ops {
   // The block's 8 code vectors (kernels/interleave_unit.hpp: vector v holds
   // elements 4v.., vector 4 + v elements 16 + 4v..) and, for Q8_0, 128 *
   // each row's sum of weights (see dot). Q8_0's codes are its signed
-  // weights; IQ4's are their codebook values + 128, unsigned; the other
+  // weights; the codebook types' are their values + 128, unsigned; the other
   // types' are their unsigned codes.
   struct Quants {
     __m512i w[8];
@@ -63,9 +63,11 @@ struct Avx512VnniInt8Ops {
       q.w[v + 4] = _mm512_or_si512(q.w[v + 4], _mm512_and_si512(shift(bits, at - 4 - v), mask));
     }
   }
-  // IQ4 nibbles looked up in the codebook (+ 128) with vpshufb.
+  // A codebook type's nibbles looked up (+ 128) with vpshufb.
+  template <TensorType T>
   static void codebook(Quants& q) {
-    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Biased)));
+    const __m512i table =
+        _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codebook_biased<T>())));
     for (auto& w : q.w) w = _mm512_shuffle_epi8(table, w);
   }
 
@@ -82,7 +84,7 @@ struct Avx512VnniInt8Ops {
     } else {
       nibbles(block, q);
       if constexpr (T == TensorType::Q5_0 || T == TensorType::Q5_1) or_bits(block + 4 * kVector, 4, q);
-      if constexpr (T == TensorType::IQ4_NL) codebook(q);
+      if constexpr (is_codebook_type(T)) codebook<T>(q);
     }
     return q;
   }
@@ -99,7 +101,7 @@ struct Avx512VnniInt8Ops {
       nibbles(unit, q);
       if constexpr (T == TensorType::Q5_K) or_bits(unit + 4 * kVector, 4, q);
       if constexpr (T == TensorType::Q6_K) or_crumbs(unit + 4 * kVector, 4, q);
-      if constexpr (T == TensorType::IQ4_XS) codebook(q);
+      if constexpr (T == TensorType::IQ4_XS) codebook<T>(q);
     }
     return q;
   }
@@ -120,7 +122,7 @@ struct Avx512VnniInt8Ops {
       for (int v = 0; v < 8; ++v) sum = _mm512_dpbusd_epi32(sum, broadcast4(x, 4 * v, 0x80808080u), w.w[v]);
       return _mm512_sub_epi32(sum, w.sum128);
     } else {
-      // Unsigned codes; IQ4's bias of 128 comes off with the offset.
+      // Unsigned codes; the codebook types' bias of 128 comes off with the offset.
       return dot_codes<CodeSpan::Both, 255>(w, x, offset);
     }
   }
@@ -141,6 +143,12 @@ struct Avx512VnniInt8Ops {
 
   static Acc weight_scales(const uint16_t* d) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d)));
+  }
+  // 2^(e - 127) from each row's E8M0 byte (e8m0_bits in quant_mxfp4.hpp).
+  static Acc e8m0_scales(const uint8_t* e) {
+    const __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(e)));
+    const __m512i bits = _mm512_slli_epi32(bytes, 23);
+    return _mm512_castsi512_ps(_mm512_max_epu32(bits, _mm512_set1_epi32(0x00400000)));
   }
   static Acc scales(Acc w, float x_scale) { return _mm512_mul_ps(w, _mm512_set1_ps(x_scale)); }
 

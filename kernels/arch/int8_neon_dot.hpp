@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "kernels/arch/code_span.hpp"
-#include "kernels/quant_iq4.hpp"
+#include "kernels/codebook.hpp"
 
 namespace kiln::kernels::arch {
 
@@ -19,7 +19,7 @@ struct NeonDotInt8Ops {
 
   // The block's 8 code vectors (kernels/interleave_unit.hpp: vector v holds
   // elements 4v.., vector 4 + v elements 16 + 4v..), each as rows 0-3 and
-  // rows 4-7: Q8_0's and IQ4's signed weights, or the other types' unsigned
+  // rows 4-7: Q8_0's and the codebook types' signed weights, or the other types' unsigned
   // codes (at most 63, so positive as signed bytes).
   struct Quants {
     int8x16_t w[8][2];
@@ -64,9 +64,10 @@ struct NeonDotInt8Ops {
         q.w[v + 4][h] = vorrq_s8(q.w[v + 4][h], shifted(bit_vector, h, at - 4 - v, mask));
       }
   }
-  // IQ4 nibbles looked up in the codebook with tbl, as signed weights.
+  // A codebook type's nibbles looked up with tbl, as signed weights.
+  template <TensorType T>
   static void codebook(Quants& q) {
-    const int8x16_t table = vld1q_s8(kIq4Values);
+    const int8x16_t table = vld1q_s8(codebook_values<T>());
     for (auto& vector : q.w)
       for (auto& half : vector) half = vqtbl1q_s8(table, vreinterpretq_u8_s8(half));
   }
@@ -80,7 +81,7 @@ struct NeonDotInt8Ops {
     } else {
       nibbles(block, q);
       if constexpr (T == TensorType::Q5_0 || T == TensorType::Q5_1) or_bits(block + 4 * kVector, 4, q);
-      if constexpr (T == TensorType::IQ4_NL) codebook(q);
+      if constexpr (is_codebook_type(T)) codebook<T>(q);
     }
     return q;
   }
@@ -98,7 +99,7 @@ struct NeonDotInt8Ops {
       nibbles(unit, q);
       if constexpr (T == TensorType::Q5_K) or_bits(unit + 4 * kVector, 4, q);
       if constexpr (T == TensorType::Q6_K) or_crumbs(unit + 4 * kVector, 4, q);
-      if constexpr (T == TensorType::IQ4_XS) codebook(q);
+      if constexpr (T == TensorType::IQ4_XS) codebook<T>(q);
     }
     return q;
   }
@@ -110,11 +111,11 @@ struct NeonDotInt8Ops {
     return vreinterpretq_s8_s32(vdupq_n_s32(four));
   }
 
-  // Signed weights (Q8_0, IQ4) are multiplied as they are, without an
+  // Signed weights (Q8_0, the codebook types) are multiplied as they are, without an
   // offset; unsigned codes less the offset.
   template <TensorType T>
   static Rows dot(const Quants& w, const int8_t* x, int32_t offset) {
-    if constexpr (T != TensorType::Q8_0 && T != TensorType::IQ4_NL) return dot_codes<CodeSpan::Both, 31>(w, x, offset);
+    if constexpr (!has_signed_weights(T)) return dot_codes<CodeSpan::Both, 31>(w, x, offset);
     Rows out;
     for (int h = 0; h < 2; ++h) {
       int32x4_t sum = vdupq_n_s32(0);
@@ -145,6 +146,14 @@ struct NeonDotInt8Ops {
 
   static Acc weight_scales(const uint16_t* d) {
     return {{vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(d))), vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(d + 4)))}};
+  }
+  // 2^(e - 127) from each row's E8M0 byte (e8m0_bits in quant_mxfp4.hpp).
+  static Acc e8m0_scales(const uint8_t* e) {
+    const uint16x8_t wide = vmovl_u8(vld1_u8(e));
+    const uint32x4_t smallest = vdupq_n_u32(0x00400000);
+    const uint32x4_t low = vmaxq_u32(vshlq_n_u32(vmovl_u16(vget_low_u16(wide)), 23), smallest);
+    const uint32x4_t high = vmaxq_u32(vshlq_n_u32(vmovl_u16(vget_high_u16(wide)), 23), smallest);
+    return {{vreinterpretq_f32_u32(low), vreinterpretq_f32_u32(high)}};
   }
   static Acc scales(const Acc& w, float x_scale) {
     return {{vmulq_n_f32(w.h[0], x_scale), vmulq_n_f32(w.h[1], x_scale)}};

@@ -3,13 +3,14 @@
 // instruction-set versions are tested against, bit for bit.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
 #include "kernels/arch/code_span.hpp"
 #include "kernels/fp16.hpp"
-#include "kernels/quant_iq4.hpp"
+#include "kernels/codebook.hpp"
 
 namespace kiln::kernels::arch {
 
@@ -17,7 +18,7 @@ template <int NRows>
 struct PortableInt8Ops {
   static constexpr int kRows = NRows;
 
-  // The rows' 32 values: signed weights (Q8_0, IQ4's codebook values) or
+  // The rows' 32 values: signed weights (Q8_0, the codebook types' values) or
   // unsigned codes (the other types).
   struct Quants {
     int32_t v[kRows][kQuantBlockElems];
@@ -48,8 +49,8 @@ struct PortableInt8Ops {
       for (int e = 0; e < kQuantBlockElems; ++e) {
         if constexpr (T == TensorType::Q8_0)
           q.v[r][e] = static_cast<int8_t>(block[e / 4 * kVector + r * 4 + e % 4]);
-        else if constexpr (T == TensorType::IQ4_NL)
-          q.v[r][e] = kIq4Values[nibble(block, r, e)];
+        else if constexpr (is_codebook_type(T))
+          q.v[r][e] = codebook_values<T>()[nibble(block, r, e)];
         else if constexpr (T == TensorType::Q5_0 || T == TensorType::Q5_1)
           q.v[r][e] = nibble(block, r, e) | bit(block + 4 * kVector, r, e) << 4;
         else
@@ -83,11 +84,11 @@ struct PortableInt8Ops {
 
   // The exact integer block products. `offset` is subtracted from those of
   // unsigned codes (the bias times the activations' sum: Q4_0's 8 * sum(x),
-  // Q5_0's 16 * sum(x), 0 for Q5_1); signed weights (Q8_0, IQ4) need none.
+  // Q5_0's 16 * sum(x), 0 for Q5_1); signed weights (Q8_0, the codebook
+  // types) need none.
   template <TensorType T>
   static Rows dot(const Quants& w, const int8_t* x, int32_t offset) {
-    constexpr bool kSigned = T == TensorType::Q8_0 || T == TensorType::IQ4_NL;
-    return dot_codes<CodeSpan::Both, 127>(w, x, kSigned ? 0 : offset);
+    return dot_codes<CodeSpan::Both, 127>(w, x, has_signed_weights(T) ? 0 : offset);
   }
 
   // The same over the span S of unsigned codes of at most MaxCode (the
@@ -109,6 +110,12 @@ struct PortableInt8Ops {
   static Acc weight_scales(const uint16_t* d) {
     Acc s;
     for (int r = 0; r < kRows; ++r) s.v[r] = fp16_to_fp32(d[r]);
+    return s;
+  }
+  // The rows' MXFP4 scales 2^(e - 127), from their E8M0 bytes.
+  static Acc e8m0_scales(const uint8_t* e) {
+    Acc s;
+    for (int r = 0; r < kRows; ++r) s.v[r] = std::bit_cast<float>(e8m0_bits(e[r]));
     return s;
   }
   // Those times the activation block's scale.

@@ -35,7 +35,10 @@ struct LayerWeights {
   const float* attn_q_norm;  // per head, shared by the heads
   const float* attn_k_norm;
   const void* attn_output;
-  const float* attn_post_norm;  // on the attention's output, before the residual add
+  const float* attn_output_bias;
+  const float* attn_sinks;  // a logit per head that joins its softmax with no value (gpt-oss)
+  // On the attention's output, before the residual add; gpt-oss: the norm before its experts.
+  const float* attn_post_norm;
   const float* ffn_norm;
   const void* ffn_gate;
   const void* ffn_up;
@@ -47,11 +50,16 @@ struct LayerWeights {
   const void* ffn_gate_exps;
   const void* ffn_up_exps;
   const void* ffn_down_exps;
+  // Their biases (gpt-oss): the router's, and one vector per expert back to back.
+  const float* ffn_gate_inp_bias;
+  const float* ffn_gate_exps_bias;
+  const float* ffn_up_exps_bias;
+  const float* ffn_down_exps_bias;
 };
 
 // A size that a tensor's shape is made of, from the hyperparameters
 // (Experts: the number of experts, ExpertFF: one expert's feed-forward width).
-enum class Dim { None, Embd, QDim, KvDim, HeadDim, FF, Experts, ExpertFF };
+enum class Dim { None, Embd, QDim, KvDim, HeadDim, Heads, FF, Experts, ExpertFF };
 
 struct BlockTensor {
   std::string_view name;  // in the GGUF, after "blk.<layer>."
@@ -76,6 +84,8 @@ inline constexpr BlockTensor kBlockTensors[] = {
     {"attn_q_norm.weight", Dim::HeadDim, Dim::None, Dim::None, &LayerWeights::attn_q_norm, nullptr},
     {"attn_k_norm.weight", Dim::HeadDim, Dim::None, Dim::None, &LayerWeights::attn_k_norm, nullptr},
     {"attn_output.weight", Dim::QDim, Dim::Embd, Dim::None, nullptr, &LayerWeights::attn_output},
+    {"attn_output.bias", Dim::Embd, Dim::None, Dim::None, &LayerWeights::attn_output_bias, nullptr},
+    {"attn_sinks.weight", Dim::Heads, Dim::None, Dim::None, &LayerWeights::attn_sinks, nullptr},
     {"post_attention_norm.weight", Dim::Embd, Dim::None, Dim::None, &LayerWeights::attn_post_norm, nullptr},
     {"ffn_norm.weight", Dim::Embd, Dim::None, Dim::None, &LayerWeights::ffn_norm, nullptr},
     {"ffn_gate.weight", Dim::Embd, Dim::FF, Dim::None, nullptr, &LayerWeights::ffn_gate},
@@ -86,6 +96,10 @@ inline constexpr BlockTensor kBlockTensors[] = {
     {"ffn_gate_exps.weight", Dim::Embd, Dim::ExpertFF, Dim::Experts, nullptr, &LayerWeights::ffn_gate_exps},
     {"ffn_up_exps.weight", Dim::Embd, Dim::ExpertFF, Dim::Experts, nullptr, &LayerWeights::ffn_up_exps},
     {"ffn_down_exps.weight", Dim::ExpertFF, Dim::Embd, Dim::Experts, nullptr, &LayerWeights::ffn_down_exps},
+    {"ffn_gate_inp.bias", Dim::Experts, Dim::None, Dim::None, &LayerWeights::ffn_gate_inp_bias, nullptr},
+    {"ffn_gate_exps.bias", Dim::ExpertFF, Dim::Experts, Dim::None, &LayerWeights::ffn_gate_exps_bias, nullptr},
+    {"ffn_up_exps.bias", Dim::ExpertFF, Dim::Experts, Dim::None, &LayerWeights::ffn_up_exps_bias, nullptr},
+    {"ffn_down_exps.bias", Dim::Embd, Dim::Experts, Dim::None, &LayerWeights::ffn_down_exps_bias, nullptr},
 };
 
 // A tensor that holds several matrices of kBlockTensors, their rows stacked
@@ -121,13 +135,14 @@ inline constexpr FusedTensor kFusedTensors[] = {
 // n_head_kv * head_dim, ff: the feed-forward width; experts and expert_ff 0
 // in a dense model).
 struct BlockSizes {
-  int64_t embd, q_dim, kv_dim, head_dim, ff, experts, expert_ff;
+  int64_t embd, q_dim, kv_dim, head_dim, heads, ff, experts, expert_ff;
   constexpr int64_t operator()(Dim d) const {
     switch (d) {
       case Dim::Embd: return embd;
       case Dim::QDim: return q_dim;
       case Dim::KvDim: return kv_dim;
       case Dim::HeadDim: return head_dim;
+      case Dim::Heads: return heads;
       case Dim::FF: return ff;
       case Dim::Experts: return experts;
       case Dim::ExpertFF: return expert_ff;

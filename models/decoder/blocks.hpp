@@ -131,9 +131,9 @@ void head_norm(const P& p, float (&x)[B][N], const float* weight) {
 // rope.scaling.attn_factor, as llama.cpp's graphs pass it to each rotation),
 // keys and values rounded to the cache type and stored in each run's cache,
 // then p.s.att = attention over the cache (its last n_swa positions in a
-// sliding-window layer).
+// sliding-window layer; with `sinks`, a logit per head joining each softmax).
 template <class P>
-void self_attention(const P& p) {
+void self_attention(const P& p, const float* sinks = nullptr) {
   using C = typename P::C;
   using L = typename P::L;
   constexpr int KV = Activations<C>::kv_dim;
@@ -167,7 +167,7 @@ void self_attention(const P& p) {
     p.step.run(KernelKind::Attention,
                kernels::attention<C::n_head, C::n_head_kv, C::head_dim, C::kv_type, Sync::NoWait, kRing>,
                &s.q[r.first][0], r.cache->k[l], r.cache->v[l], &s.att[r.first][0], r.n, r.pos, &s.scores[0][0][0],
-               C::n_ctx, C::attn_scale, kWindow);
+               C::n_ctx, C::attn_scale, kWindow, sinks);
   });
 }
 
@@ -199,14 +199,15 @@ void gate_up(const P& p, const LayerWeights& w) {
   matmul<ffn_up>(p, w.ffn_up, in, p.s.up);
 }
 
-// gate = silu(gate) * up for the first n rows, rounded into `rounded` in the
-// same pass when Down, the matrix that reads the result, reads Q8.
-template <Matrix Down, class P, size_t B, size_t FF>
+// gate = silu(gate) * up (or gpt-oss's clamped gate, G) for the first n
+// rows, rounded into `rounded` in the same pass when Down, the matrix that
+// reads the result, reads Q8.
+template <Matrix Down, kernels::Glu G = kernels::Glu::Silu, class P, size_t B, size_t FF>
 void swiglu_rows(const P& p, float (&gate)[B][FF], const float (&up)[B][FF], int n, kernels::Q8Out rounded) {
   if constexpr (reads_q8<P, Down>)
-    p.step.run(KernelKind::Other, kernels::swiglu_q8<int(FF)>, &gate[0][0], &up[0][0], n, rounded);
+    p.step.run(KernelKind::Other, kernels::swiglu_q8<int(FF), G>, &gate[0][0], &up[0][0], n, rounded);
   else
-    p.step.run(KernelKind::Other, kernels::swiglu<int(FF)>, &gate[0][0], &up[0][0], n);
+    p.step.run(KernelKind::Other, kernels::swiglu<int(FF), G>, &gate[0][0], &up[0][0], n);
 }
 
 // p.s.gate = silu(gate) * up; returns ffn_down's input.

@@ -99,16 +99,23 @@ class CompiledModel final : public kiln::Model {
   }
 
   // Each rotated pair's angle per position: base^(-2i/n_rot), times the linear
-  // scaling factor, divided by the pair's frequency factor if the model has
-  // them (`factors`, null without: Llama 3.1's, or LongRoPE's long or short
+  // scaling factor (YaRN's: one per pair), divided by the pair's frequency
+  // factor if the model has them (`factors`, null without: Llama 3.1's, or
+  // LongRoPE's long or short
   // ones, rope_factors_tensor). Folding them in here leaves the RoPE kernel
   // one multiply per angle. Sliding-window layers have a base of their own
-  // and no scaling.
+  // and no scaling, but for YaRN's, which llama.cpp applies to every layer
+  // (gpt-oss; gemma3 refuses YaRN).
   void set_rope_frequencies(const float* factors) {
     float* inv_freq = rope_inv_freq_;
     kernels::rope_inv_freq(C::rope_base, C::n_rot, inv_freq);
+    float scale[C::n_rot / 2];
+    std::fill(std::begin(scale), std::end(scale), C::rope_freq_scale);
+    if constexpr (C::rope_yarn)
+      kernels::rope_yarn_factors(C::n_rot, C::rope_base, C::rope_freq_scale, C::n_ctx_orig, C::rope_yarn_beta_fast,
+                                 C::rope_yarn_beta_slow, scale);
     for (int i = 0; i < C::n_rot / 2; ++i) {
-      inv_freq[i] *= C::rope_freq_scale;
+      inv_freq[i] *= scale[i];
       if (factors) {
         const float factor = factors[i];
         if (!(factor > 0.0f && factor < 1e30f))
@@ -118,7 +125,14 @@ class CompiledModel final : public kiln::Model {
         inv_freq[i] /= factor;
       }
     }
-    if constexpr (C::n_swa > 0) kernels::rope_inv_freq(C::rope_base_swa, C::n_rot, rope_inv_freq_swa_);
+    if constexpr (C::n_swa > 0) {
+      kernels::rope_inv_freq(C::rope_base_swa, C::n_rot, rope_inv_freq_swa_);
+      if constexpr (C::rope_yarn) {
+        kernels::rope_yarn_factors(C::n_rot, C::rope_base_swa, C::rope_freq_scale, C::n_ctx_orig,
+                                   C::rope_yarn_beta_fast, C::rope_yarn_beta_slow, scale);
+        for (int i = 0; i < C::n_rot / 2; ++i) rope_inv_freq_swa_[i] *= scale[i];
+      }
+    }
   }
 
   ModelDesc desc_;

@@ -1,6 +1,6 @@
 // The mixture-of-experts feed-forward a layer can have in place of the dense
-// one: llama.cpp's build_moe_ffn with softmax gating and SwiGLU experts
-// (Qwen3-MoE). The number of experts, the experts each token uses and an
+// one: llama.cpp's build_moe_ffn with SwiGLU experts, as Qwen3-MoE and
+// gpt-oss use it (MoeStyle). The number of experts, the experts each token uses and an
 // expert's width are the configuration's constants, so every array is sized
 // at compile time and nothing is allocated or dispatched per token.
 //
@@ -28,9 +28,27 @@ void expert_matmul(const P& p, const void* w, kernels::MatmulInput in, float (&o
              &p.s.moe.first[0], &out[0][0]);
 }
 
-// x += the experts' feed-forward of rmsnorm(x) * ffn_norm.
-template <class P>
-void moe_ffn(const P& p, const LayerWeights& w) {
+// What the mixtures llama.cpp's build_moe_ffn computes for kiln's
+// architectures differ in: how the router's logits become the experts'
+// weights, whether the router and the experts add biases (gpt-oss), and
+// the experts' gate (gpt-oss's clamped SwiGLU).
+struct MoeStyle {
+  kernels::Gating gating = kernels::Gating::Softmax;
+  bool biases = false;
+  kernels::Glu glu = kernels::Glu::Silu;
+};
+
+// out's rows (grouped by expert) += their expert's bias.
+template <class P, size_t B, size_t N>
+void expert_bias(const P& p, float (&out)[B][N], const float* bias) {
+  p.step.run(KernelKind::Other, kernels::add_expert_bias<P::C::n_expert, int(N)>, &out[0][0], bias,
+             &p.s.moe.first[0]);
+}
+
+// x += the experts' feed-forward of rmsnorm(x) * norm_weight (ffn_norm;
+// gpt-oss's post_attention_norm).
+template <MoeStyle S = MoeStyle{}, class P>
+void moe_ffn(const P& p, const LayerWeights& w, const float* norm_weight) {
   using enum Matrix;
   using C = typename P::C;
   constexpr int E = C::n_embd, NE = C::n_expert, K = C::n_expert_used;
@@ -38,9 +56,10 @@ void moe_ffn(const P& p, const LayerWeights& w) {
   auto& m = s.moe;
   const int rows = p.n * K;
 
-  const auto in = norm<ffn_gate_inp, ffn_gate_exps, ffn_up_exps>(p, w.ffn_norm);
+  const auto in = norm<ffn_gate_inp, ffn_gate_exps, ffn_up_exps>(p, norm_weight);
   matmul<ffn_gate_inp>(p, w.ffn_gate_inp, in, m.router);
-  p.step.run(KernelKind::Other, kernels::route_top_k<NE, K, C::expert_weights_norm>, &m.router[0][0], p.n,
+  if constexpr (S.biases) add_bias(p, m.router, w.ffn_gate_inp_bias);
+  p.step.run(KernelKind::Other, kernels::route_top_k<NE, K, C::expert_weights_norm, S.gating>, &m.router[0][0], p.n,
              &m.expert[0][0], &m.weight[0][0]);
   p.step.run(KernelKind::Other, kernels::group_by_expert<NE, K>, &m.expert[0][0], p.n, &m.first[0], &m.row_of[0][0],
              &m.token_of[0]);
@@ -53,10 +72,15 @@ void moe_ffn(const P& p, const LayerWeights& w) {
   const auto x = m.input(&m.rows[0][0]);
   expert_matmul<ffn_gate_exps, Sync::NoWait>(p, w.ffn_gate_exps, x, m.gate);
   expert_matmul<ffn_up_exps>(p, w.ffn_up_exps, x, m.up);
+  if constexpr (S.biases) {
+    expert_bias(p, m.gate, w.ffn_gate_exps_bias);
+    expert_bias(p, m.up, w.ffn_up_exps_bias);
+  }
 
   const kernels::Q8Out rounded = m.q8_out();
-  swiglu_rows<ffn_down_exps>(p, m.gate, m.up, rows, rounded);
+  swiglu_rows<ffn_down_exps, S.glu>(p, m.gate, m.up, rows, rounded);
   expert_matmul<ffn_down_exps>(p, w.ffn_down_exps, m.input(&m.gate[0][0]), m.rows);
+  if constexpr (S.biases) expert_bias(p, m.rows, w.ffn_down_exps_bias);
   p.step.run(KernelKind::Other, kernels::add_experts<E, K>, &m.rows[0][0], &m.row_of[0][0], &m.weight[0][0],
              &s.x[0][0], p.n);
 }

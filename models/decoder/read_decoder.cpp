@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "kernels/rope.hpp"
 #include "models/decoder/block_tensors.hpp"
 
 namespace kiln {
@@ -62,17 +63,26 @@ int positive_int(const GgufFile& f, const std::string& key, uint64_t value) {
   return static_cast<int>(value);
 }
 
-// RoPE scaling from the rope.scaling.* keys: "linear" stretches positions;
+// RoPE scaling from the rope.scaling.* keys: "linear" stretches positions,
+// "yarn" stretches them by a ramp over the pairs and scales the rotation
+// (with llama.cpp's default betas, 32 and 1, where the file has none);
 // Llama 3's frequency factors come as the rope_freqs.weight tensor instead.
-float rope_freq_scale(const GgufFile& f, const std::string& p) {
+void read_rope_scaling(const GgufFile& f, const std::string& p, Hyperparams& hp) {
   const std::string type = f.get_string_or(p + "rope.scaling.type", "none");
-  if (type == "none") return 1.0f;
-  if (type == "linear") {
-    const double factor = f.get_float_or(p + "rope.scaling.factor", 1.0);
-    if (!(factor >= 1.0)) throw Error(f.path() + ": rope.scaling.factor must be at least 1");
-    return static_cast<float>(1.0 / factor);
+  if (type == "none") return;
+  if (type != "linear" && type != "yarn")
+    throw Error(f.path() + ": RoPE scaling '" + type + "' is not supported (kiln supports none, linear and yarn)");
+  const double factor = f.get_float_or(p + "rope.scaling.factor", 1.0);
+  if (!(factor >= 1.0)) throw Error(f.path() + ": rope.scaling.factor must be at least 1");
+  hp.rope_freq_scale = static_cast<float>(1.0 / factor);
+  if (type == "yarn") {
+    hp.rope_yarn = true;
+    hp.n_ctx_orig = count_key(f, p + "rope.scaling.original_context_length", static_cast<uint64_t>(hp.n_ctx_train));
+    hp.rope_yarn_beta_fast = static_cast<float>(f.get_float_or(p + "rope.scaling.yarn_beta_fast", 32.0));
+    hp.rope_yarn_beta_slow = static_cast<float>(f.get_float_or(p + "rope.scaling.yarn_beta_slow", 1.0));
+    if (!(hp.rope_yarn_beta_fast > hp.rope_yarn_beta_slow && hp.rope_yarn_beta_slow > 0.0f))
+      throw Error(f.path() + ": YaRN's yarn_beta_fast must exceed yarn_beta_slow, and both be positive");
   }
-  throw Error(f.path() + ": RoPE scaling '" + type + "' is not supported (kiln supports none and linear)");
 }
 
 }  // namespace
@@ -113,7 +123,7 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& arch) {
     fail("rope.dimension_count " + std::to_string(hp.n_rot) + " must be even and at most the head size " +
          std::to_string(hp.head_dim));
   hp.rope_base = static_cast<float>(f.get_float_or(p + "rope.freq_base", 10000.0));  // llama.cpp's default
-  hp.rope_freq_scale = rope_freq_scale(f, p);
+  read_rope_scaling(f, p, hp);
   hp.rms_eps = static_cast<float>(f.get_float_or(p + "attention.layer_norm_rms_epsilon", -1.0));
   if (!(hp.rms_eps > 0.0f)) fail("key '" + p + "attention.layer_norm_rms_epsilon' is missing or not positive");
   // A mixture of experts, in llama.cpp's keys: an architecture whose blocks
@@ -145,6 +155,7 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& arch) {
   hp.rope_attn_factor = static_cast<float>(f.get_float_or(p + "rope.scaling.attn_factor", 1.0));
   if (!(hp.rope_attn_factor > 0.0f && std::isfinite(hp.rope_attn_factor)))
     fail("key '" + p + "rope.scaling.attn_factor' must be positive");
+  if (hp.rope_yarn) hp.rope_attn_factor = kernels::rope_yarn_mscale(hp.rope_freq_scale, hp.rope_attn_factor);
 
   const GgufTensor* embd = f.find_tensor("token_embd.weight");
   if (!embd || embd->dims.size() != 2) fail("tensor 'token_embd.weight' is missing or not 2-D");

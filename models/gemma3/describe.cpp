@@ -32,6 +32,8 @@ ModelDesc describe(const GgufFile& file) {
   ModelDesc d = read_decoder(file, kGemma3);
   Hyperparams& hp = d.hp;
   const std::string p = "gemma3.";
+  if (hp.rope_yarn)
+    throw Error(file.path() + ": YaRN RoPE scaling is not supported for gemma3 (its sliding layers are not scaled)");
   if (file.find(p + "attention.sliding_window")) {
     hp.n_swa = count_key(file, p + "attention.sliding_window", 0);
     const size_t period = static_cast<size_t>(count_key(file, p + "attention.sliding_window_pattern", 6));

@@ -16,7 +16,7 @@ struct Qwen3Moe {
   template <class P>
   static void layer(const P& p, const decoder::LayerWeights& w) {
     qwen3::Qwen3::attention(p, w);
-    decoder::moe_ffn(p, w);
+    decoder::moe_ffn(p, w, w.ffn_norm);
   }
 };
 

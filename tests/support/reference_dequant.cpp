@@ -15,13 +15,14 @@ namespace {
 // GGUF tensor type ids (ggml_type) and their block layouts.
 enum GgmlType : uint32_t {
   F32 = 0, F16 = 1, Q4_0 = 2, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14,
-  IQ4_NL = 20, IQ4_XS = 23, BF16 = 30
+  IQ4_NL = 20, IQ4_XS = 23, BF16 = 30, MXFP4 = 39
 };
 constexpr int64_t kQ4_0Bytes = 2 + 16;             // d; 32 nibbles
 constexpr int64_t kQ5_0Bytes = 2 + 4 + 16;         // d; 32 fifth bits; 32 nibbles
 constexpr int64_t kQ5_1Bytes = 2 + 2 + 4 + 16;     // d, m; 32 fifth bits; 32 nibbles
 constexpr int64_t kQ8_0Bytes = 2 + 32;             // d; 32 int8
 constexpr int64_t kIQ4_NLBytes = 2 + 16;           // d; 32 nibbles indexing the codebook
+constexpr int64_t kMXFP4Bytes = 1 + 16;            // E8M0 exponent; 32 nibbles, each an E2M1 float
 constexpr int64_t kQ2_KBytes = 16 + 64 + 2 + 2;    // 16 x 4-bit scale and min, 256 x 2 bits, d, dmin
 constexpr int64_t kQ3_KBytes = 32 + 64 + 12 + 2;   // 256 third bits, 256 x 2 bits, 16 x 6-bit scale, d
 constexpr int64_t kIQ4_XSBytes = 2 + 2 + 4 + 128;  // d, 8 x 6-bit scale (top 2 bits, low 4 bits), 256 nibbles
@@ -35,7 +36,16 @@ float half_at(const uint8_t* p) { return half_to_float(u16(p)); }
 // IQ4_NL's and IQ4_XS's 16 values, the codes' meaning.
 constexpr int kIq4Codebook[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
-// A 32-element block of 4-bit codes (Q4_0, Q5_0, Q5_1, IQ4_NL, each 32 of
+// An E2M1 float (MXFP4's elements): sign, 2 exponent bits (bias 1), 1
+// mantissa bit; exponent 0 is the subnormal 0 or 0.5.
+float e2m1(int code) {
+  const int exponent = code >> 1 & 3, mantissa = code & 1;
+  const float magnitude =
+      exponent == 0 ? 0.5f * float(mantissa) : std::ldexp(1.0f + 0.5f * float(mantissa), exponent - 1);
+  return code & 8 ? -magnitude : magnitude;
+}
+
+// A 32-element block of 4-bit codes (Q4_0, Q5_0, Q5_1, IQ4_NL, MXFP4, each 32 of
 // IQ4_XS): element j < 16 is the low nibble of byte j, element j + 16 its
 // high nibble.
 int nibble(const uint8_t* qs, int j) { return j < 16 ? qs[j] & 0x0F : qs[j - 16] >> 4; }
@@ -146,6 +156,7 @@ int64_t block_bytes(uint32_t type) {
     case Q5_1: return kQ5_1Bytes;
     case Q8_0: return kQ8_0Bytes;
     case IQ4_NL: return kIQ4_NLBytes;
+    case MXFP4: return kMXFP4Bytes;
     case Q2_K: return kQ2_KBytes;
     case Q3_K: return kQ3_KBytes;
     case IQ4_XS: return kIQ4_XSBytes;
@@ -194,7 +205,8 @@ std::vector<float> reference_dequantize(uint32_t type, const uint8_t* data, int6
       break;
   }
   const int64_t bytes = block_bytes(type);
-  const int64_t elems = type == Q4_0 || type == Q5_0 || type == Q5_1 || type == Q8_0 || type == IQ4_NL ? 32 : 256;
+  const int64_t elems =
+      type == Q4_0 || type == Q5_0 || type == Q5_1 || type == Q8_0 || type == IQ4_NL || type == MXFP4 ? 32 : 256;
   if (bytes == 0) throw Error("reference dequantizer: GGUF type " + std::to_string(type) + " is not one it decodes");
   if (n % elems != 0) throw Error("reference dequantizer: " + std::to_string(n) + " elements are not whole blocks");
   for (int64_t blk = 0; blk < n / elems; ++blk) {
@@ -218,6 +230,9 @@ std::vector<float> reference_dequantize(uint32_t type, const uint8_t* data, int6
         break;
       case IQ4_NL:
         for (int j = 0; j < 32; ++j) out[j] = half_at(b) * float(kIq4Codebook[nibble(b + 2, j)]);
+        break;
+      case MXFP4:  // 2^(e - 127) times the E2M1 value
+        for (int j = 0; j < 32; ++j) out[j] = std::ldexp(e2m1(nibble(b + 1, j)), int(b[0]) - 127);
         break;
       case Q2_K: q2_k(b, out); break;
       case Q3_K: q3_k(b, out); break;

@@ -71,17 +71,33 @@ float ggml_gelu(float x) {
   return round_to_half(0.5f * h * (1.0f + std::tanh(0.79788456080286535587989211986876f * h * (1.0f + 0.044715f * h * h))));
 }
 
+// YaRN's pair index for a number of turns over the original context
+// (ggml_rope_yarn_corr_dim).
+double yarn_pair(const ReferenceHparams& h, double turns, double base) {
+  constexpr double kPi = 3.14159265358979323846;
+  return h.n_rot * std::log(h.n_ctx_orig / (turns * 2 * kPi)) / (2 * std::log(base));
+}
+
 // Rotation of each head's first n_rot dimensions: adjacent pairs (llama) or
 // halves (NEOX, qwen2); pair i turns by pos * scale * base^(-2i/n_rot) / factor[i],
-// and the pair is scaled by the attention factor.
+// and the pair is scaled by the attention factor. With YaRN (ggml's
+// rope_yarn, ext_factor 1), the scaled angle and the unscaled one are mixed
+// by a ramp that keeps the high-frequency pairs unscaled.
 void rope(std::vector<float>& v, int n_heads, const ReferenceHparams& h, const std::vector<float>& factors, int pos,
           bool sliding) {
   const double base = sliding ? h.rope_base_swa : h.rope_base;
-  const double position_scale = sliding ? 1.0 : h.rope_position_scale;
+  const double position_scale = sliding && !h.gpt_oss ? 1.0 : h.rope_position_scale;
+  const double low = std::max(0.0, std::floor(yarn_pair(h, h.yarn_beta_fast, base)));
+  const double high = std::min(double(h.n_rot - 1), std::ceil(yarn_pair(h, h.yarn_beta_slow, base)));
   for (int head = 0; head < n_heads; ++head)
     for (int i = 0; i < h.n_rot / 2; ++i) {
       const double factor = factors.empty() || sliding ? 1.0 : factors[i];
-      const double angle = pos * position_scale * std::pow(base, -2.0 * i / h.n_rot) / factor;
+      const double extrapolated = pos * std::pow(base, -2.0 * i / h.n_rot) / factor;
+      double angle = extrapolated * position_scale;
+      if (h.yarn) {
+        const double kept = 1 - std::clamp((i - low) / std::max(0.001, high - low), 0.0, 1.0);
+        angle = angle * (1 - kept) + extrapolated * kept;
+      }
       // ggml_rope_ext's attn_factor scales both (ggml-cpu rope_yarn: mscale).
       const double c = std::cos(angle) * h.rope_attn_factor, s = std::sin(angle) * h.rope_attn_factor;
       const size_t first = h.rope_halves ? i : 2 * i, second = h.rope_halves ? i + h.n_rot / 2 : 2 * i + 1;
@@ -151,21 +167,33 @@ ReferenceModel::ReferenceModel(const GgufFile& file, bool f16_kv, int n_ctx)
       w_gate = optional(dense, "ffn_gate.weight");
       w_up = optional(dense, "ffn_up.weight");
     }
+    // gpt-oss: post_attention_norm is the experts' input norm (openai-moe.cpp).
+    const char* ffn_norm = h.gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight";
     layers_.push_back({matrix(file, b + "attn_norm.weight"), std::move(wq), std::move(wk), std::move(wv),
                        optional(h.qkv_bias, "attn_q.bias"), optional(h.qkv_bias, "attn_k.bias"),
                        optional(h.qkv_bias, "attn_v.bias"), matrix(file, b + "attn_output.weight"),
-                       matrix(file, b + "ffn_norm.weight"), std::move(w_gate), std::move(w_up),
+                       matrix(file, b + ffn_norm), std::move(w_gate), std::move(w_up),
                        optional(dense, "ffn_down.weight"), optional(h.qk_norm, "attn_q_norm.weight"),
                        optional(h.qk_norm, "attn_k_norm.weight"), optional(h.gemma, "post_attention_norm.weight"),
-                       optional(h.gemma, "post_ffw_norm.weight"), optional(!dense, "ffn_gate_inp.weight"), {}});
+                       optional(h.gemma, "post_ffw_norm.weight"), optional(!dense, "ffn_gate_inp.weight"), {},
+                       optional(h.gpt_oss, "attn_output.bias"), optional(h.gpt_oss, "attn_sinks.weight"),
+                       optional(h.gpt_oss, "ffn_gate_inp.bias")});
     // The experts' tensors are [cols, rows, n_expert]: expert e's rows follow expert e - 1's.
     if (!dense) {
       const Matrix gate = matrix(file, b + "ffn_gate_exps.weight"), up = matrix(file, b + "ffn_up_exps.weight"),
                    down = matrix(file, b + "ffn_down_exps.weight");
+      // Their biases, [width, n_expert]: expert e's vector follows expert e - 1's.
+      const Matrix gate_b = optional(h.gpt_oss, "ffn_gate_exps.bias"), up_b = optional(h.gpt_oss, "ffn_up_exps.bias"),
+                   down_b = optional(h.gpt_oss, "ffn_down_exps.bias");
+      auto slice = [](const Matrix& m, int e, int n) {
+        if (m.values.empty()) return std::vector<float>{};
+        return std::vector<float>(m.values.begin() + ptrdiff_t(e) * n, m.values.begin() + ptrdiff_t(e + 1) * n);
+      };
       for (int e = 0; e < h.n_expert; ++e)
         layers_.back().experts.push_back({rows(gate, h.n_embd, e * h.n_ff_exp, h.n_ff_exp),
                                           rows(up, h.n_embd, e * h.n_ff_exp, h.n_ff_exp),
-                                          rows(down, h.n_ff_exp, e * h.n_embd, h.n_embd)});
+                                          rows(down, h.n_ff_exp, e * h.n_embd, h.n_embd), slice(gate_b, e, h.n_ff_exp),
+                                          slice(up_b, e, h.n_ff_exp), slice(down_b, e, h.n_embd)});
     }
   }
 }
@@ -177,19 +205,58 @@ ReferenceModel::ReferenceModel(const GgufFile& file, bool f16_kv, int n_ctx)
 // probabilities divided by their sum (clamped below at 6.103515625e-5) as
 // weights, and each selected expert's SwiGLU output times its weight, summed
 // in that order.
+//
+// gpt-oss's (openai-moe.cpp: SOFTMAX_WEIGHT gating, LLM_FFN_SWIGLU_OAI_MOE):
+// the router's logits plus its bias, the n_expert_used largest, a softmax
+// over those alone as weights; each expert's gate and up plus their biases,
+// ggml_swiglu_oai (alpha 1.702, limit 7: min(gate, 7) * sigmoid(1.702 *
+// that) * (clamp(up, -7, 7) + 1)), its down projection plus its bias.
 std::vector<float> ReferenceModel::feed_forward(const Layer& w, const std::vector<float>& xn) const {
   const ReferenceHparams& h = hp_;
-  auto swiglu_ffn = [&](const Matrix& w_gate, const Matrix& w_up, const Matrix& w_down, int n_ff) {
+  auto plus = [](std::vector<float> x, const std::vector<float>& bias) {
+    for (size_t i = 0; i < bias.size(); ++i) x[i] += bias[i];
+    return x;
+  };
+  auto swiglu_ffn = [&](const Matrix& w_gate, const Matrix& w_up, const Matrix& w_down, int n_ff,
+                        const Expert* biases = nullptr) {
     std::vector<float> gate = matvec(w_gate, xn, n_ff);
-    const std::vector<float> up = matvec(w_up, xn, n_ff);
-    for (int i = 0; i < n_ff; ++i)
-      gate[i] = h.gemma ? ggml_gelu(gate[i]) * up[i]
-                        : static_cast<float>(gate[i] / (1.0 + std::exp(-double(gate[i]))) * up[i]);
-    return matvec(w_down, gate, h.n_embd);
+    std::vector<float> up = matvec(w_up, xn, n_ff);
+    if (biases) {
+      gate = plus(gate, biases->gate_bias);
+      up = plus(up, biases->up_bias);
+    }
+    for (int i = 0; i < n_ff; ++i) {
+      if (h.gpt_oss) {
+        const double g = std::min(gate[i], 7.0f), u = std::clamp(up[i], -7.0f, 7.0f);
+        gate[i] = static_cast<float>(g / (1.0 + std::exp(-1.702 * g)) * (u + 1));
+      } else {
+        gate[i] = h.gemma ? ggml_gelu(gate[i]) * up[i]
+                          : static_cast<float>(gate[i] / (1.0 + std::exp(-double(gate[i]))) * up[i]);
+      }
+    }
+    const std::vector<float> down = matvec(w_down, gate, h.n_embd);
+    return biases ? plus(down, biases->down_bias) : down;
   };
   if (h.n_expert == 0) return swiglu_ffn(w.w_gate, w.w_up, w.w_down, h.n_ff);
 
-  const std::vector<float> logits = matvec(w.router, xn, h.n_expert);
+  std::vector<float> logits = matvec(w.router, xn, h.n_expert);
+  if (h.gpt_oss) {
+    logits = plus(logits, w.router_bias.values);
+    std::vector<int> order(logits.size());
+    for (size_t e = 0; e < order.size(); ++e) order[e] = int(e);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return logits[a] > logits[b]; });
+    const double top = logits[order[0]];
+    double total = 0;
+    std::vector<double> weight(size_t(h.n_expert_used));
+    for (int i = 0; i < h.n_expert_used; ++i) total += (weight[i] = std::exp(logits[order[i]] - top));
+    std::vector<double> sum(size_t(h.n_embd), 0.0);
+    for (int i = 0; i < h.n_expert_used; ++i) {
+      const Expert& expert = w.experts[order[i]];
+      const std::vector<float> out = swiglu_ffn(expert.gate, expert.up, expert.down, h.n_ff_exp, &expert);
+      for (int j = 0; j < h.n_embd; ++j) sum[j] += weight[i] / total * out[j];
+    }
+    return std::vector<float>(sum.begin(), sum.end());
+  }
   const double max_logit = *std::max_element(logits.begin(), logits.end());
   std::vector<double> probs(logits.size());
   double total = 0;
@@ -264,7 +331,10 @@ std::vector<float> ReferenceModel::step(int32_t token) {
         score[p] = dot * h.attn_scale;
         max_score = std::max(max_score, score[p]);
       }
-      double total = 0;
+      // gpt-oss's sink: one more logit in the softmax, with no value (ggml_soft_max_ext's sinks).
+      const double sink = h.gpt_oss ? w.sinks.values[head] : -INFINITY;
+      max_score = std::max(max_score, sink);
+      double total = std::exp(sink - max_score);
       for (int p = first; p <= pos_; ++p) total += (score[p] = std::exp(score[p] - max_score));
       for (int i = 0; i < hd; ++i) {
         double sum = 0;
@@ -273,6 +343,7 @@ std::vector<float> ReferenceModel::step(int32_t token) {
       }
     }
     std::vector<float> attn_out = matvec(w.wo, att, h.n_embd);
+    if (h.gpt_oss) add(attn_out, w.bo);
     if (h.gemma) attn_out = rmsnorm(attn_out, w.attn_post_norm, h.rms_eps);
     for (int i = 0; i < h.n_embd; ++i) x[i] += attn_out[i];
 

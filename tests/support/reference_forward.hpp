@@ -19,11 +19,11 @@ namespace kiln::test {
 // Whether kiln rounds the activations that multiply weights of a GGUF type
 // to 8-bit blocks of 32: it does for every block-quantized type (Q4_0 2,
 // Q5_0 6, Q5_1 7, Q8_0 8, the K-quants Q2_K..Q6_K 10-14, IQ4_NL 20, IQ4_XS
-// 23); llama.cpp does for the same types, in blocks of 256 for the K-quants
-// and IQ4_XS.
+// 23, MXFP4 39); llama.cpp does for the same types, in blocks of 256 for the
+// K-quants and IQ4_XS.
 constexpr bool rounds_activations(uint32_t ggml_type) {
   return ggml_type == 2 || (ggml_type >= 6 && ggml_type <= 8) || (ggml_type >= 10 && ggml_type <= 14) ||
-         ggml_type == 20 || ggml_type == 23;
+         ggml_type == 20 || ggml_type == 23 || ggml_type == 39;
 }
 
 // A weight matrix dequantized to float, and whether its input is rounded
@@ -49,13 +49,15 @@ class ReferenceModel {
  private:
   struct Expert {
     Matrix gate, up, down;
+    std::vector<float> gate_bias, up_bias, down_bias;  // gpt-oss
   };
   struct Layer {
-    Matrix attn_norm, wq, wk, wv, bq, bk, bv, wo, ffn_norm, w_gate, w_up, w_down;  // bq/bk/bv: qwen2 only
+    Matrix attn_norm, wq, wk, wv, bq, bk, bv, wo, ffn_norm, w_gate, w_up, w_down;  // bq/bk/bv: qwen2, gpt-oss
     Matrix q_norm, k_norm;                 // qwen3, gemma3, qwen3moe
     Matrix attn_post_norm, ffn_post_norm;  // gemma3
-    Matrix router;                         // qwen3moe, in place of w_gate, w_up, w_down
+    Matrix router;                         // qwen3moe, gpt-oss: in place of w_gate, w_up, w_down
     std::vector<Expert> experts;
+    Matrix bo, sinks, router_bias;         // gpt-oss
   };
   std::vector<float> feed_forward(const Layer& w, const std::vector<float>& xn) const;
   ReferenceHparams hp_;

@@ -11,8 +11,9 @@ ReferenceHparams read_reference_hparams(const GgufFile& f) {
   h.arch = f.get_string("general.architecture");
   // llama.cpp's rope types (llama_model_rope_type): LLAMA_ROPE_TYPE_NORM
   // (adjacent pairs) for llama and smollm3, LLAMA_ROPE_TYPE_NEOX (halves) for
-  // qwen2, qwen3, gemma3, phi3 and qwen3moe.
-  if (h.arch == "qwen2" || h.arch == "qwen3" || h.arch == "gemma3" || h.arch == "phi3" || h.arch == "qwen3moe")
+  // qwen2, qwen3, gemma3, phi3, qwen3moe and gpt-oss.
+  if (h.arch == "qwen2" || h.arch == "qwen3" || h.arch == "gemma3" || h.arch == "phi3" || h.arch == "qwen3moe" ||
+      h.arch == "gpt-oss")
     h.rope_halves = true;
   else if (h.arch != "llama" && h.arch != "smollm3")
     throw Error("reference: architecture '" + h.arch + "' is not implemented");
@@ -34,9 +35,14 @@ ReferenceHparams read_reference_hparams(const GgufFile& f) {
   // Linear scaling, as llama.cpp reads it: positions times 1 / rope.scaling.factor
   // (older files: rope.scale_linear) whenever a factor is given.
   const std::string scaling = f.get_string_or(p + "rope.scaling.type", "none");
-  if (scaling != "none" && scaling != "linear") throw Error("reference: RoPE scaling '" + scaling + "' is not implemented");
+  if (scaling != "none" && scaling != "linear" && scaling != "yarn")
+    throw Error("reference: RoPE scaling '" + scaling + "' is not implemented");
   const double factor = f.get_float_or(p + "rope.scaling.factor", f.get_float_or(p + "rope.scale_linear", 0.0));
   if (factor > 0) h.rope_position_scale = 1.0 / factor;
+  // llama_hparams' YaRN defaults: beta_fast 32, beta_slow 1 (keys where given).
+  h.yarn = scaling == "yarn";
+  h.yarn_beta_fast = f.get_float_or(p + "rope.scaling.yarn_beta_fast", 32.0);
+  h.yarn_beta_slow = f.get_float_or(p + "rope.scaling.yarn_beta_slow", 1.0);
 
   const GgufTensor* embd = f.find_tensor("token_embd.weight");
   if (!embd) throw Error("reference: token_embd.weight is missing");
@@ -53,6 +59,10 @@ ReferenceHparams read_reference_hparams(const GgufFile& f) {
   h.longrope = f.find_tensor("rope_factors_long.weight") != nullptr;
   h.n_ctx_orig = static_cast<int>(f.get_uint_or(p + "rope.scaling.original_context_length", uint64_t(h.n_ctx)));
   h.rope_attn_factor = f.get_float_or(p + "rope.scaling.attn_factor", 1.0);
+  // With YaRN, llama_context multiplies it by get_mscale(factor) = 1 + 0.1 ln
+  // factor and divides by the same, which ggml's rope_yarn multiplies in again
+  // (1 + 0.1 ln(1 / freq_scale)): cos and sin are scaled by that.
+  if (h.yarn && factor > 1) h.rope_attn_factor *= 1.0 + 0.1 * std::log(factor);
   // phi3.cpp: build_ffn with ffn_up alone, LLM_FFN_SWIGLU and LLM_FFN_SEQ:
   // ggml_swiglu of the fused output, silu of its first half times the second.
   h.gate_up_fused = h.arch == "phi3";
@@ -80,6 +90,20 @@ ReferenceHparams read_reference_hparams(const GgufFile& f) {
     h.n_expert = count("expert_count");
     h.n_expert_used = count("expert_used_count");
     h.n_ff_exp = static_cast<int>(f.get_uint_or(p + "expert_feed_forward_length", uint64_t(h.n_ff / h.n_expert_used)));
+  }
+  // src/models/openai-moe.cpp: attention.sliding_window required, the
+  // pattern 2 (even layers slide) unless the file says otherwise, the SWA
+  // layers' base rope.freq_base_swa (default: rope.freq_base) and the same
+  // scale; the experts' keys required; build_moe_ffn with SOFTMAX_WEIGHT
+  // gating and no normalization.
+  if (h.arch == "gpt-oss") {
+    h.gpt_oss = true;
+    h.n_swa = count("attention.sliding_window");
+    h.swa_period = static_cast<int>(f.get_uint_or(p + "attention.sliding_window_pattern", 2));
+    h.rope_base_swa = f.get_float_or(p + "rope.freq_base_swa", h.rope_base);
+    h.n_expert = count("expert_count");
+    h.n_expert_used = count("expert_used_count");
+    h.n_ff_exp = count("expert_feed_forward_length");
   }
   return h;
 }
