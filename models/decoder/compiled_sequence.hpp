@@ -169,12 +169,13 @@ class CompiledSequence final : public kiln::Sequence {
     const int kept_from = cache_->held_to >= first_pos ? std::min(cache_->held_from, first_pos) : first_pos;
     cache_->held_to = first_pos + n_pos;
     cache_->held_from = std::max(kept_from, std::clamp(held_from, 0, cache_->held_to));
-    // Written in order, so that a ring keeps the last positions that map to each of its rows.
+    // Written in order, so that a ring keeps the last positions that map to
+    // each of its rows; a ring's rows before held_from (zeros) are skipped.
     for (int p = first_pos; p < first_pos + n_pos; ++p)
       for (int l = 0; l < C::n_layer; ++l) {
-        const int64_t row = Forward::kv_rows[l] < C::n_ctx ? p % Forward::kv_rows[l] : p;
+        const int64_t row = kv_row(l, p);
         for (Value* layer : {cache_->k[l], cache_->v[l]}) {
-          std::memcpy(layer + row * KvCache<C>::kv_dim, in, kKvRowBytes);
+          if (row >= 0) std::memcpy(layer + row * KvCache<C>::kv_dim, in, kKvRowBytes);
           in += kKvRowBytes;
         }
       }
