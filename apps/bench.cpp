@@ -109,34 +109,60 @@ std::vector<int32_t> random_tokens(int n, int vocab) {
 
 int argmax(const std::vector<float>& v) { return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin()); }
 
-// Ingests p tokens from position 0; returns the time to the first generated token.
-double run_prompt(Sequence& seq, const std::vector<int32_t>& ids, std::vector<float>& logits) {
+// Ingests `ids` from position `first`; returns the time to the first generated token.
+double run_prompt(Sequence& seq, const std::vector<int32_t>& ids, int first, std::vector<float>& logits) {
   const Model& m = seq.model();
   const auto t0 = Clock::now();
-  for (int pos = 0; pos < int(ids.size()); pos += m.max_batch()) {
-    const int n = std::min(m.max_batch(), int(ids.size()) - pos);
-    const bool last = pos + n == int(ids.size());
-    seq.forward(ids.data() + pos, n, pos, last ? Logits::Last : Logits::None, logits.data());
+  for (int i = 0; i < int(ids.size()); i += m.max_batch()) {
+    const int n = std::min(m.max_batch(), int(ids.size()) - i);
+    const bool last = i + n == int(ids.size());
+    seq.forward(ids.data() + i, n, first + i, last ? Logits::Last : Logits::None, logits.data());
   }
-  volatile int first = argmax(logits);
-  (void)first;
+  volatile int first_token = argmax(logits);
+  (void)first_token;
   return ms_since(t0);
 }
 
-Result bench_prompt(Sequence& seq, int p, int reps, const ModelCost& cost, const MachineLimits* limits) {
+// The positions a test at depth D finds in the cache (-d): D random tokens,
+// ingested untimed. They are kept while tests write only after them; a test
+// at a smaller depth overwrites them, and a sliding-window layer's ring moves
+// on as a test writes, so they are ingested again where a window is gone.
+class DepthFill {
+ public:
+  void before_run(Sequence& seq, int depth) {
+    const bool window_held = kv_continues_at(seq.model().sliding_window(), seq.kv_held_from(), depth);
+    if (depth > 0 && (filled_ < depth || !window_held)) {
+      std::vector<float> logits(size_t(seq.model().n_vocab()));
+      run_prompt(seq, random_tokens(depth, seq.model().n_vocab()), 0, logits);
+    }
+    filled_ = depth;  // the run writes from here on
+  }
+
+ private:
+  int filled_ = 0;
+};
+
+std::string test_name(const char* kind, int n, int depth) {
+  return kind + std::to_string(n) + (depth > 0 ? " @ d" + std::to_string(depth) : "");
+}
+
+Result bench_prompt(Sequence& seq, int p, int depth, DepthFill& fill, int reps, const ModelCost& cost,
+                    const MachineLimits* limits) {
   const Model& m = seq.model();
   const std::vector<int32_t> ids = random_tokens(p, m.n_vocab());
   std::vector<float> logits(size_t(m.n_vocab()));
-  run_prompt(seq, ids, logits);  // warm-up: pages in the weights
+  fill.before_run(seq, depth);
+  run_prompt(seq, ids, depth, logits);  // warm-up: pages in the weights
   std::vector<double> ms, rates;
   for (int r = 0; r < reps; ++r) {
-    ms.push_back(run_prompt(seq, ids, logits));
+    fill.before_run(seq, depth);
+    ms.push_back(run_prompt(seq, ids, depth, logits));
     rates.push_back(1000.0 * p / ms.back());
   }
   double flops = cost.matmul_flops_per_token * p + cost.output_flops;
-  for (int pos = 0; pos < p; ++pos) flops += attention_flops(m.desc().hp, pos);
+  for (int pos = depth; pos < depth + p; ++pos) flops += attention_flops(m.desc().hp, pos);
   Result r;
-  r.test = "pp" + std::to_string(p);
+  r.test = test_name("pp", p, depth);
   r.threads = seq.threads();
   r.tokens_per_s = median(rates);
   r.spread = stddev(rates);
@@ -148,15 +174,17 @@ Result bench_prompt(Sequence& seq, int p, int reps, const ModelCost& cost, const
 
 // `fit`: the threads the work of one token is given (ThreadFit::ByWork, before
 // any backoff), which can be fewer than -t; tokens that ran on fewer are counted.
-Result bench_generation(Sequence& seq, int fit, int n, int reps, const ModelCost& cost, const MachineLimits* limits) {
+Result bench_generation(Sequence& seq, int fit, int n, int depth, DepthFill& fill, int reps, const ModelCost& cost,
+                        const MachineLimits* limits) {
   const Model& m = seq.model();
   std::vector<float> logits(size_t(m.n_vocab()));
   std::vector<double> per_token_ms, rates;
   int on_fewer = 0;
   for (int r = -1; r < reps; ++r) {  // r == -1 is the warm-up
+    fill.before_run(seq, depth);
     int32_t token = 1;
     const auto t_run = Clock::now();
-    for (int pos = 0; pos < n; ++pos) {
+    for (int pos = depth; pos < depth + n; ++pos) {
       const auto t0 = Clock::now();
       if (r >= 0 && seq.threads_for(1) < fit) ++on_fewer;
       seq.forward(&token, 1, pos, Logits::Last, logits.data());
@@ -165,11 +193,12 @@ Result bench_generation(Sequence& seq, int fit, int n, int reps, const ModelCost
     }
     if (r >= 0) rates.push_back(1000.0 * n / ms_since(t_run));
   }
-  const double kv_bytes = double(m.kv_layout().bytes_per_position()) * (n + 1) / 2.0;  // average positions read
+  // Positions read, on average over the run.
+  const double kv_bytes = double(m.kv_layout().bytes_per_position()) * (depth + (n + 1) / 2.0);
   Result r;
   r.tokens = n * reps;
   r.tokens_on_fewer = on_fewer;
-  r.test = "tg" + std::to_string(n);
+  r.test = test_name("tg", n, depth);
   r.threads = seq.threads();
   r.tokens_per_s = median(rates);
   r.spread = stddev(rates);
@@ -334,10 +363,15 @@ int run(int argc, char** argv, const ModelEntry& entry, KernelTimer time_kernels
     const LoadThreads load_threads(max_threads);
     return load_model(entry, o.model_path);
   }();
+  const int depth = *std::max_element(o.depths.begin(), o.depths.end());
   for (int p : o.prompt_sizes)
-    if (p > model->n_ctx()) throw Error("-p " + std::to_string(p) + " exceeds the context of " + std::to_string(model->n_ctx()));
+    if (depth + p > model->n_ctx())
+      throw Error("-p " + std::to_string(p) + (depth ? " at -d " + std::to_string(depth) : "") +
+                  " exceeds the context of " + std::to_string(model->n_ctx()));
   for (int n : o.gen_sizes)
-    if (n > model->n_ctx()) throw Error("-n " + std::to_string(n) + " exceeds the context of " + std::to_string(model->n_ctx()));
+    if (depth + n > model->n_ctx())
+      throw Error("-n " + std::to_string(n) + (depth ? " at -d " + std::to_string(depth) : "") +
+                  " exceeds the context of " + std::to_string(model->n_ctx()));
 
   Session session(*model);
   Sequence& seq = session.sequence();
@@ -354,18 +388,25 @@ int run(int argc, char** argv, const ModelEntry& entry, KernelTimer time_kernels
 
   const ModelCost cost = model_cost(model->desc());
   std::vector<Result> results;
+  DepthFill fill;
   for (int t : o.thread_counts) {
     seq.set_threads(t);
-    for (int p : o.prompt_sizes)
-      if (p > 0) results.push_back(bench_prompt(seq, p, o.repetitions, cost, limits ? &*limits : nullptr));
-    for (int n : o.gen_sizes) {
-      if (n == 0) continue;
-      seq.set_threads(t);  // the backoff starts afresh, as for the prompt tests
-      const int fit = seq.threads_for(1);
-      Result& r = results.emplace_back(bench_generation(seq, fit, n, o.repetitions, cost, limits ? &*limits : nullptr));
-      // The cache holds the last run's n positions. At the middle one, attention
-      // costs its average over the run, as the median token's does.
-      r.profile = profile_token(seq, n / 2, time_kernels);
+    for (int d : o.depths) {
+      for (int p : o.prompt_sizes)
+        if (p > 0) results.push_back(bench_prompt(seq, p, d, fill, o.repetitions, cost, limits ? &*limits : nullptr));
+      for (int n : o.gen_sizes) {
+        if (n == 0) continue;
+        seq.set_threads(t);  // the backoff starts afresh, as for the prompt tests
+        const int fit = seq.threads_for(1);
+        Result& r = results.emplace_back(
+            bench_generation(seq, fit, n, d, fill, o.repetitions, cost, limits ? &*limits : nullptr));
+        // The cache holds the last run's n positions. At the middle one, attention
+        // costs its average over the run, as the median token's does; where a
+        // sliding layer's ring no longer holds that one's window, the last.
+        const int middle = d + n / 2;
+        r.profile = profile_token(
+            seq, kv_continues_at(model->sliding_window(), seq.kv_held_from(), middle) ? middle : d + n - 1, time_kernels);
+      }
     }
   }
   const MemoryCheck memory = memory_check(*model, cost, peak_valid);

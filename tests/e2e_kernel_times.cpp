@@ -128,6 +128,20 @@ TEST_CASE("kiln-bench reports the kernel time, the overhead and the memory check
   CHECK(json.out.find("\"peak_rss_bytes\": null") == std::string::npos);  // Linux reports it
 }
 
+TEST_CASE("kiln-bench -d runs each test after that many cached positions, and refuses a depth the context cannot hold") {
+  const auto md = kiln::test::run_process({BENCH_BIN, "-d", "0,9", "-p", "5", "-n", "4", "-r", "2", "-t", "1"});
+  REQUIRE_MESSAGE(md.exit_code == 0, md.err);
+  for (const char* test : {"| pp5 |", "| tg4 |", "| pp5 @ d9 |", "| tg4 @ d9 |"})
+    CHECK_MESSAGE(md.out.find(test) != std::string::npos, test);
+  // The token profiled at depth 9 is the run's middle one.
+  CHECK(md.out.find("\nkernels: kiln_test_synth_llama_mixed tg4 @ d9, 1 thread(s), token at position 11,") !=
+        std::string::npos);
+
+  const auto too_deep = kiln::test::run_process({BENCH_BIN, "-d", "100000", "-p", "5", "-n", "0", "-r", "1"});
+  CHECK(too_deep.exit_code == 1);
+  CHECK(too_deep.err.find("-p 5 at -d 100000 exceeds the context of ") != std::string::npos);
+}
+
 TEST_CASE("kiln-bench runs without the machine's limits when its default cache is unreadable, and refuses a named one") {
   const kiln::test::TempFolder cache("bench-limits");
   std::filesystem::create_directories(cache.path / "kiln");

@@ -64,6 +64,7 @@ struct Options {
   // <model>-bench, with llama-bench's defaults
   std::vector<int> prompt_sizes = {512};  // -p
   std::vector<int> gen_sizes = {128};     // -n
+  std::vector<int> depths = {0};          // -d: positions already cached before each test
   std::vector<int> thread_counts;         // -t; empty: every hardware thread
   int repetitions = 5;                    // -r
   bool json = false;                      // -o json
