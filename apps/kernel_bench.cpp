@@ -1,8 +1,10 @@
 // kiln-kernel-bench: one matrix-vector product per weight type, on a matrix
 // that fits in L2 and on one far larger than the caches, one thread. It shows
 // where each kernel's limit is: the L2 figure is its arithmetic, the large
-// one what memory lets it reach (compare with kiln-bench --probe). Then
-// attention over a long F16 cache, in GFLOP/s (against the probe's FP32 peak).
+// one what memory lets it reach (compare with kiln-bench --probe). Then a
+// prompt's matrix product (a tinyllama-sized matrix times 512 tokens) per
+// weight type, in GOP/s (against the probe's int8 or FP32 peak), and
+// attention over a long F16 cache, in GFLOP/s.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,6 +12,7 @@
 #include <cstdlib>
 #include <memory>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include "kernels/attention.hpp"
@@ -29,39 +32,76 @@ std::unique_ptr<T[], FreeAligned> aligned(size_t n) {
   return std::unique_ptr<T[], FreeAligned>(static_cast<T*>(std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64)));
 }
 
+// A Rows x Cols matrix of type T, in the layout the matmul reads, and
+// n_tokens random activations in both of its input forms.
+template <TensorType T, int Rows, int Cols>
+struct MatmulCase {
+  int64_t gguf_bytes = static_cast<int64_t>(row_bytes(T, Cols)) * Rows;
+  std::unique_ptr<uint8_t[], FreeAligned> w;
+  std::unique_ptr<float[], FreeAligned> xf, y, d;
+  std::unique_ptr<int8_t[], FreeAligned> qs;
+  std::unique_ptr<int32_t[], FreeAligned> sum;
+  int n_tokens;
+
+  explicit MatmulCase(int n) : n_tokens(n) {
+    const int64_t bytes = is_interleaved(T) ? interleaved_bytes(T, Rows, Cols) : gguf_bytes;
+    auto gguf = aligned<uint8_t>(static_cast<size_t>(gguf_bytes));
+    std::mt19937 rng(1);
+    std::vector<float> row(Cols);
+    for (int r = 0; r < Rows; ++r) {
+      for (float& v : row) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+      quantize_row(T, row.data(), gguf.get() + r * row_bytes(T, Cols), Cols);
+    }
+    w = aligned<uint8_t>(static_cast<size_t>(bytes));
+    if (is_interleaved(T))
+      interleave_matrix(T, gguf.get(), w.get(), Rows, Cols);
+    else
+      std::copy(gguf.get(), gguf.get() + gguf_bytes, w.get());
+    const size_t values = static_cast<size_t>(n) * Cols;
+    xf = aligned<float>(values);
+    y = aligned<float>(static_cast<size_t>(n) * Rows);
+    d = aligned<float>(values / 32);
+    qs = aligned<int8_t>(values);
+    sum = aligned<int32_t>(values / kQ8HalfElems);
+    for (size_t k = 0; k < values; ++k) xf[k] = std::uniform_real_distribution<float>(-1, 1)(rng);
+    quantize_q8<Cols>(xf.get(), n, {qs.get(), d.get(), sum.get()});
+  }
+
+  // Seconds for `reps` products, after a warm-up.
+  double seconds(int reps) {
+    const MatmulInput in{xf.get(), {qs.get(), d.get(), sum.get()}};
+    matmul<T, Rows, Cols>(w.get(), in, y.get(), n_tokens);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r) matmul<T, Rows, Cols>(w.get(), in, y.get(), n_tokens);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+};
+
+std::string_view type_name(TensorType t) { return traits_of(t).name; }
+
 // y = W x for a Rows x Cols matrix of type T, `reps` times; prints GB/s of
 // weights read and ns per 32 weights.
 template <TensorType T, int Rows, int Cols>
 void run(const char* where, int reps) {
-  const int64_t gguf_bytes = static_cast<int64_t>(row_bytes(T, Cols)) * Rows;
-  const int64_t bytes = is_interleaved(T) ? interleaved_bytes(T, Rows, Cols) : gguf_bytes;
-  auto gguf = aligned<uint8_t>(static_cast<size_t>(gguf_bytes));
-  std::mt19937 rng(1);
-  std::vector<float> row(Cols);
-  for (int r = 0; r < Rows; ++r) {
-    for (float& v : row) v = std::uniform_real_distribution<float>(-1, 1)(rng);
-    quantize_row(T, row.data(), gguf.get() + r * row_bytes(T, Cols), Cols);
-  }
-  auto w = aligned<uint8_t>(static_cast<size_t>(bytes));
-  if (is_interleaved(T))
-    interleave_matrix(T, gguf.get(), w.get(), Rows, Cols);
-  else
-    std::copy(gguf.get(), gguf.get() + gguf_bytes, w.get());
-  gguf.reset();
+  MatmulCase<T, Rows, Cols> c(1);
+  const double s = c.seconds(reps);
+  std::printf("| %.*s | %s | %.2f | %.2f |\n", static_cast<int>(type_name(T).size()), type_name(T).data(), where,
+              double(c.gguf_bytes) * reps / s / 1e9, s * 1e9 / (double(Rows) * Cols / 32 * reps));
+}
 
-  auto xf = aligned<float>(Cols), y = aligned<float>(Rows), d = aligned<float>(Cols / 32);
-  auto qs = aligned<int8_t>(Cols);
-  auto sum = aligned<int32_t>(Cols / kQ8HalfElems);
-  for (int k = 0; k < Cols; ++k) xf[k] = std::uniform_real_distribution<float>(-1, 1)(rng);
-  quantize_q8<Cols>(xf.get(), 1, {qs.get(), d.get(), sum.get()});
-  const MatmulInput in{xf.get(), {qs.get(), d.get(), sum.get()}};
-
-  matmul<T, Rows, Cols>(w.get(), in, y.get(), 1);  // warm-up
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int r = 0; r < reps; ++r) matmul<T, Rows, Cols>(w.get(), in, y.get(), 1);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("| %.*s | %s | %.2f | %.2f |\n", static_cast<int>(traits_of(T).name.size()), traits_of(T).name.data(), where, double(gguf_bytes) * reps / s / 1e9,
-              s * 1e9 / (double(Rows) * Cols / 32 * reps));
+// A prompt's product: tinyllama's 2048 x 2048 and 5632 x 2048 matrices times
+// 512 tokens; prints GOP/s (2 per multiply-add).
+template <TensorType T>
+void run_prompt() {
+  constexpr int kTokens = 512;
+  const auto report = [](const char* matrix, double ops, double s) {
+    std::printf("| %.*s | %s | %.1f |\n", static_cast<int>(type_name(T).size()), type_name(T).data(), matrix,
+                ops / s / 1e9);
+  };
+  MatmulCase<T, 2048, 2048> square(kTokens);
+  report("2048 x 2048", 2.0 * 2048 * 2048 * kTokens * 3, square.seconds(3));
+  MatmulCase<T, 5632, 2048> wide(kTokens);
+  report("5632 x 2048", 2.0 * 5632 * 2048 * kTokens * 2, wide.seconds(2));
 }
 
 template <TensorType T>
@@ -106,33 +146,63 @@ void run_attention(const char* what, int n_tokens, int pos0, int reps, int windo
               4.0 * NHead * HeadDim * positions * reps / s / 1e9, s * 1e3 / reps);
 }
 
+// Which tables to print: every one, or those named on the command line.
+bool wanted(int argc, char** argv, std::string_view table) {
+  if (argc < 2) return true;
+  for (int i = 1; i < argc; ++i)
+    if (table == argv[i]) return true;
+  return false;
+}
+
 }  // namespace
 
-int main() {
-  std::printf("| type | matrix | GB/s (file bytes) | ns per 32 weights |\n|---|---|---:|---:|\n");
-  run_both<TensorType::F32>();
-  run_both<TensorType::F16>();
-  run_both<TensorType::Q8_0>();
-  run_both<TensorType::Q5_1>();
-  run_both<TensorType::Q5_0>();
-  run_both<TensorType::Q4_0>();
-  run_both<TensorType::IQ4_NL>();
-  run_both<TensorType::MXFP4>();
-  run_both<TensorType::Q6_K>();
-  run_both<TensorType::Q5_K>();
-  run_both<TensorType::Q4_K>();
-  run_both<TensorType::IQ4_XS>();
-  run_both<TensorType::Q3_K>();
-  run_both<TensorType::Q2_K>();
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg != "matvec" && arg != "prompt" && arg != "attention") {
+      std::fprintf(stderr, "usage: kiln-kernel-bench [matvec] [prompt] [attention] (default: all three tables)\n");
+      return 2;
+    }
+  }
+  if (wanted(argc, argv, "matvec")) {
+    std::printf("| type | matrix | GB/s (file bytes) | ns per 32 weights |\n|---|---|---:|---:|\n");
+    run_both<TensorType::F32>();
+    run_both<TensorType::F16>();
+    run_both<TensorType::Q8_0>();
+    run_both<TensorType::Q5_1>();
+    run_both<TensorType::Q5_0>();
+    run_both<TensorType::Q4_0>();
+    run_both<TensorType::IQ4_NL>();
+    run_both<TensorType::MXFP4>();
+    run_both<TensorType::Q6_K>();
+    run_both<TensorType::Q5_K>();
+    run_both<TensorType::Q4_K>();
+    run_both<TensorType::IQ4_XS>();
+    run_both<TensorType::Q3_K>();
+    run_both<TensorType::Q2_K>();
+  }
 
-  std::printf("\n| heads / kv heads / dim | queries (F16 cache) | GFLOP/s | ms per call |\n|---|---|---:|---:|\n");
-  run_attention<32, 4, 64>("1 token after 1,000 cached", 1, 1000, 2000);
-  run_attention<32, 4, 64>("22 tokens after 1,000 cached", 22, 1000, 100);
-  run_attention<32, 4, 64>("512 tokens from 0", 512, 0, 5);
-  run_attention<32, 8, 128>("22 tokens after 1,000 cached", 22, 1000, 50);
-  run_attention<12, 12, 64>("22 tokens after 1,000 cached", 22, 1000, 100);
-  // Gemma 3 1B's heads, a global layer and a sliding one (window 512) at depth 4,000.
-  run_attention<4, 1, 256>("1 token after 4,000 cached", 1, 4000, 500);
-  run_attention<4, 1, 256>("1 token after 4,000 cached, window 512", 1, 4000, 500, 512);
+  if (wanted(argc, argv, "prompt")) {
+    std::printf("\n| type | matrix x 512 tokens | GOP/s |\n|---|---|---:|\n");
+    run_prompt<TensorType::F32>();
+    run_prompt<TensorType::F16>();
+    run_prompt<TensorType::BF16>();
+    run_prompt<TensorType::Q8_0>();
+    run_prompt<TensorType::Q4_0>();
+    run_prompt<TensorType::Q4_K>();
+    run_prompt<TensorType::Q6_K>();
+  }
+
+  if (wanted(argc, argv, "attention")) {
+    std::printf("\n| heads / kv heads / dim | queries (F16 cache) | GFLOP/s | ms per call |\n|---|---|---:|---:|\n");
+    run_attention<32, 4, 64>("1 token after 1,000 cached", 1, 1000, 2000);
+    run_attention<32, 4, 64>("22 tokens after 1,000 cached", 22, 1000, 100);
+    run_attention<32, 4, 64>("512 tokens from 0", 512, 0, 5);
+    run_attention<32, 8, 128>("22 tokens after 1,000 cached", 22, 1000, 50);
+    run_attention<12, 12, 64>("22 tokens after 1,000 cached", 22, 1000, 100);
+    // Gemma 3 1B's heads, a global layer and a sliding one (window 512) at depth 4,000.
+    run_attention<4, 1, 256>("1 token after 4,000 cached", 1, 4000, 500);
+    run_attention<4, 1, 256>("1 token after 4,000 cached, window 512", 1, 4000, 500, 512);
+  }
   return 0;
 }

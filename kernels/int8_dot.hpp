@@ -13,9 +13,10 @@
 // Weights stored as unsigned codes with a bias (value = code - bias: Q4_0's
 // nibble - 8, Q5_0's code - 16, Q6_K's - 32, Q3_K's - 4) may be multiplied
 // as the unsigned codes, and bias * (the activations' sum) subtracted: the
-// same integer. The codebook types' values (IQ4's, MXFP4's doubled E2M1),
-// signed, may be multiplied as they are or with a bias of 128 the same way;
-// each instruction set picks.
+// same integer. Signed weights (Q8_0's, and the codebook types' values: IQ4's,
+// MXFP4's doubled E2M1) may be multiplied as they are or with a bias of 128
+// the same way; each instruction set picks, and one that multiplies them as
+// they are ignores the offset.
 //
 // An implementation is a struct of static functions over its own types, for
 // kRows interleaved rows: Quants (one block of the rows, decoded once and
@@ -35,14 +36,15 @@
 
 namespace kiln::kernels {
 
-// The bias of a type's codes (0 for Q8_0's signed weights and for the types
-// with a min instead, Q5_1, Q2_K, Q4_K, Q5_K).
+// The bias of a type's codes (0 for the types with a min instead, Q5_1,
+// Q2_K, Q4_K, Q5_K), or of signed weights made unsigned.
 constexpr int32_t code_bias(TensorType t) {
   switch (t) {
     case TensorType::Q4_0: return 8;
     case TensorType::Q5_0: return 16;
     case TensorType::Q3_K: return 4;
     case TensorType::Q6_K: return 32;
+    case TensorType::Q8_0:
     case TensorType::IQ4_NL:
     case TensorType::IQ4_XS:
     case TensorType::MXFP4: return 128;

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
+#include "kernels/bf16_pairs.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/dot_q8.hpp"
 #include "kernels/quant.hpp"
@@ -48,12 +50,20 @@ inline constexpr int kMatmulTokenTile = 6;
 // 4 with 16.
 inline constexpr int kVectorRowTile = kFloatRegisters >= 32 ? 8 : 4;
 
-// y for rows r0 .. r0 + NRows - 1 and tokens t0 .. t0 + NTokens - 1.
-template <TensorType T, int Rows, int Cols, Store S, int NRows, int NTokens>
-void matmul_tile(const uint8_t* w, int r0, int t0, const float* x, float* y) {
+// y for rows r0 .. r0 + NRows - 1 and tokens t0 .. t0 + NTokens - 1, from
+// float activations or (reads_bf16) rounded ones.
+template <TensorType T, int Rows, int Cols, Store S, int NRows, int NTokens, class X>
+void matmul_tile(const uint8_t* w, int r0, int t0, const X* x, float* y) {
   constexpr auto kRowBytes = static_cast<int64_t>(row_bytes(T, Cols));
   float out[NRows][NTokens];
-  dot_tile<T, Cols, NRows, NTokens>(w + r0 * kRowBytes, x + static_cast<int64_t>(t0) * Cols, out);
+  const uint8_t* rows = w + r0 * kRowBytes;
+  const X* vectors = x + static_cast<int64_t>(t0) * Cols;
+#ifdef KILN_BF16_PAIRS
+  if constexpr (std::is_same_v<X, uint16_t>)
+    dot_tile_bf16<Cols, NRows, NTokens>(rows, vectors, out);
+  else
+#endif
+    dot_tile<T, Cols, NRows, NTokens>(rows, vectors, out);
   for (int r = 0; r < NRows; ++r)
     for (int t = 0; t < NTokens; ++t) {
       float& dst = y[static_cast<int64_t>(t0 + t) * Rows + r0 + r];
@@ -62,8 +72,8 @@ void matmul_tile(const uint8_t* w, int r0, int t0, const float* x, float* y) {
 }
 
 // y for rows r0 .. r0 + NRows - 1 and every token.
-template <TensorType T, int Rows, int Cols, Store S, int NRows>
-void matmul_rows(const uint8_t* w, int r0, const float* x, float* y, int n_tokens) {
+template <TensorType T, int Rows, int Cols, Store S, int NRows, class X>
+void matmul_rows(const uint8_t* w, int r0, const X* x, float* y, int n_tokens) {
   int t0 = 0;
   for (; t0 + kMatmulTokenTile <= n_tokens; t0 += kMatmulTokenTile)
     matmul_tile<T, Rows, Cols, S, NRows, kMatmulTokenTile>(w, r0, t0, x, y);
@@ -71,8 +81,8 @@ void matmul_rows(const uint8_t* w, int r0, const float* x, float* y, int n_token
 }
 
 // The rows of one row tile (the last one may be partial) for every token.
-template <TensorType T, int Rows, int Cols, Store S, int RowTile>
-void matmul_row_tile(const uint8_t* w, int tile, const float* x, float* y, int n_tokens) {
+template <TensorType T, int Rows, int Cols, Store S, int RowTile, class X>
+void matmul_row_tile(const uint8_t* w, int tile, const X* x, float* y, int n_tokens) {
   const int r0 = tile * RowTile;
   if (r0 + RowTile <= Rows) {
     matmul_rows<T, Rows, Cols, S, RowTile>(w, r0, x, y, n_tokens);
@@ -116,10 +126,31 @@ void matmul_group(const uint8_t* w, int g, Q8In x, float* y, int n_tokens) {
 // Tokens per chunk: about 128 KiB of activations, a whole number of tiles.
 constexpr int token_chunk(TensorType t, int cols) {
   constexpr int64_t kChunkBytes = 128 * 1024;
-  const int64_t token_bytes = reads_q8(t) ? cols + cols / kQuantBlockElems * 4 + cols / kQ8HalfElems * 4 : cols * 4;
+  const int64_t token_bytes = reads_q8(t)     ? cols + cols / kQuantBlockElems * 4 + cols / kQ8HalfElems * 4
+                              : reads_bf16(t) ? cols * 2
+                                              : cols * 4;
   const int tile = reads_q8(t) ? kQ8TokenTile : kMatmulTokenTile;
   const int64_t tiles = kChunkBytes / token_bytes / tile;
   return static_cast<int>(tiles > 0 ? tiles * tile : tile);
+}
+
+// What the row tiles of float weights read: the activations, or for
+// reads_bf16 this thread's rounded copy of them (each thread rounds the
+// whole chunk for itself: no barrier, and little work beside the chunk's
+// products with its rows).
+template <TensorType T, int Cols, int Chunk>
+auto row_tile_input(const float* x, int n_tokens) {
+#ifdef KILN_BF16_PAIRS
+  if constexpr (reads_bf16(T)) {
+    uint16_t* rounded = bf16_chunk_buffer<int64_t{Chunk} * Cols>();
+    round_to_bf16(x, rounded, int64_t{n_tokens} * Cols);
+    return static_cast<const uint16_t*>(rounded);
+  } else
+#endif
+  {
+    (void)n_tokens;
+    return x;
+  }
 }
 
 // The work shared out among threads: row tiles of RowTile rows (float
@@ -135,12 +166,13 @@ void matmul_units(const uint8_t* w, const MatmulInput& x, float* y, int n_tokens
     const int n = std::min(kChunk, n_tokens - t0);
     const MatmulInput chunk = x.from_token<Cols>(t0);
     float* y_chunk = y + static_cast<int64_t>(t0) * Rows;
+    if constexpr (reads_q8(T)) {
 #pragma omp for schedule(static) nowait
-    for (int unit = 0; unit < kUnits; ++unit) {
-      if constexpr (reads_q8(T))
-        matmul_group<T, Rows, Cols, S>(w, unit, chunk.q8, y_chunk, n);
-      else
-        matmul_row_tile<T, Rows, Cols, S, RowTile>(w, unit, chunk.f, y_chunk, n);
+      for (int unit = 0; unit < kUnits; ++unit) matmul_group<T, Rows, Cols, S>(w, unit, chunk.q8, y_chunk, n);
+    } else {
+      const auto* vectors = row_tile_input<T, Cols, kChunk>(chunk.f, n);
+#pragma omp for schedule(static) nowait
+      for (int unit = 0; unit < kUnits; ++unit) matmul_row_tile<T, Rows, Cols, S, RowTile>(w, unit, vectors, y_chunk, n);
     }
   }
 }

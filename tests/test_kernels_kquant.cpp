@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,26 @@ TEST_CASE("bf16: rows round trip") {
     CHECK(std::fabs(back[i] - x[i]) <= std::fabs(x[i]) * 0x1p-8);  // half an ulp of 8 significant bits
   }
 }
+
+#ifdef KILN_BF16_PAIRS
+TEST_CASE("bf16: activations rounded for vdpbf16ps have fp32_to_bf16's bits, over odd lengths") {
+  std::vector<float> x = random_floats(16 * 9 + 7, 5, -1e3f, 1e3f);
+  // Ties, both sides of them, subnormals (which vcvtneps2bf16 would flush),
+  // infinities, the largest floats and NaNs, among the random values.
+  const uint32_t special[] = {0x3f808000, 0x3f818000, 0x3f808001, 0x3f807fff, 0x00000001, 0x807fffff, 0x00400000,
+                              0x7f800000, 0xff800000, 0x7f7fffff, 0xff7fffff, 0x7f800001, 0xffc00000, 0x7fffffff};
+  for (size_t i = 0; i < std::size(special); ++i) x[7 * i + 3] = std::bit_cast<float>(special[i]);
+  for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, static_cast<int64_t>(x.size())}) {
+    CAPTURE(n);
+    std::vector<uint16_t> rounded(static_cast<size_t>(n));
+    round_to_bf16(x.data(), rounded.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      CAPTURE(i);
+      CHECK(rounded[i] == fp32_to_bf16(x[i]));
+    }
+  }
+}
+#endif
 
 // ---------------------------------------------------------------------------
 // K-quant blocks built by hand

@@ -19,13 +19,12 @@ struct Avx512VnniInt8Ops {
   static constexpr int kVector = 64;  // bytes of one interleaved vector
 
   // The block's 8 code vectors (kernels/interleave_unit.hpp: vector v holds
-  // elements 4v.., vector 4 + v elements 16 + 4v..) and, for Q8_0, 128 *
-  // each row's sum of weights (see dot). Q8_0's codes are its signed
-  // weights; the codebook types' are their values + 128, unsigned; the other
-  // types' are their unsigned codes.
+  // elements 4v.., vector 4 + v elements 16 + 4v..), unsigned: Q8_0's and
+  // the codebook types' are their signed values + 128 (code_bias), the other
+  // types' their codes. So every type is the unsigned operand of vpdpbusd
+  // and the activations the signed one, broadcast from memory as they are.
   struct Quants {
     __m512i w[8];
-    __m512i sum128;
   };
   using Rows = __m512i;
   using Acc = __m512;
@@ -75,12 +74,8 @@ struct Avx512VnniInt8Ops {
   static Quants decode(const uint8_t* block) {
     Quants q;
     if constexpr (T == TensorType::Q8_0) {
-      const __m512i all128 = _mm512_set1_epi8(static_cast<char>(0x80));
-      q.sum128 = _mm512_setzero_si512();
-      for (int v = 0; v < 8; ++v) {
-        q.w[v] = load(block + kVector * v);
-        q.sum128 = _mm512_dpbusd_epi32(q.sum128, all128, q.w[v]);
-      }
+      const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // w + 128 as an unsigned byte
+      for (int v = 0; v < 8; ++v) q.w[v] = _mm512_xor_si512(load(block + kVector * v), flip);
     } else {
       nibbles(block, q);
       if constexpr (T == TensorType::Q5_0 || T == TensorType::Q5_1) or_bits(block + 4 * kVector, 4, q);
@@ -106,37 +101,31 @@ struct Avx512VnniInt8Ops {
     return q;
   }
 
-  // Activation bytes x[at .. at + 3], XORed with `flip`, in every 32-bit lane.
-  static __m512i broadcast4(const int8_t* x, int at, uint32_t flip) {
-    uint32_t four;
+  // Activation bytes x[at .. at + 3] in every 32-bit lane.
+  static __m512i broadcast4(const int8_t* x, int at) {
+    int32_t four;
     std::memcpy(&four, x + at, sizeof(four));
-    return _mm512_set1_epi32(static_cast<int>(four ^ flip));
+    return _mm512_set1_epi32(four);
   }
 
+  // Every type's codes are unsigned (see Quants); the bias comes off with the offset.
   template <TensorType T>
   static Rows dot(const Quants& w, const int8_t* x, int32_t offset) {
-    if constexpr (T == TensorType::Q8_0) {
-      __m512i sum = _mm512_setzero_si512();
-      // Both signed: x + 128 (x XOR 0x80 as an unsigned byte) times w, then
-      // 128 * sum(w) taken off; every step is an exact integer.
-      for (int v = 0; v < 8; ++v) sum = _mm512_dpbusd_epi32(sum, broadcast4(x, 4 * v, 0x80808080u), w.w[v]);
-      return _mm512_sub_epi32(sum, w.sum128);
-    } else {
-      // Unsigned codes; the codebook types' bias of 128 comes off with the offset.
-      return dot_codes<CodeSpan::Both, 255>(w, x, offset);
-    }
+    return dot_codes<CodeSpan::Both, 255>(w, x, offset);
   }
 
   // Unsigned codes are the unsigned operand, activations the signed one;
   // any code of 8 bits fits.
+  // Two chains of vpdpbusd where the span is whole, so that the tile's tokens
+  // keep twice as many in flight (the sum is the same integer).
   template <CodeSpan S, int MaxCode>
   static Rows dot_codes(const Quants& w, const int8_t* x, int32_t offset) {
-    __m512i sum = _mm512_setzero_si512();
+    __m512i low = _mm512_setzero_si512(), high = _mm512_setzero_si512();
     for (int v = 0; v < 4; ++v) {
-      if constexpr (S != CodeSpan::High) sum = _mm512_dpbusd_epi32(sum, w.w[v], broadcast4(x, 4 * v, 0));
-      if constexpr (S != CodeSpan::Low) sum = _mm512_dpbusd_epi32(sum, w.w[v + 4], broadcast4(x, 16 + 4 * v, 0));
+      if constexpr (S != CodeSpan::High) low = _mm512_dpbusd_epi32(low, w.w[v], broadcast4(x, 4 * v));
+      if constexpr (S != CodeSpan::Low) high = _mm512_dpbusd_epi32(high, w.w[v + 4], broadcast4(x, 16 + 4 * v));
     }
-    return _mm512_sub_epi32(sum, _mm512_set1_epi32(offset));
+    return _mm512_sub_epi32(_mm512_add_epi32(low, high), _mm512_set1_epi32(offset));
   }
 
   static Acc zero() { return _mm512_setzero_ps(); }

@@ -112,9 +112,10 @@ inline std::vector<uint8_t> matmul_layout(TensorType t, const std::vector<uint8_
   return out;
 }
 
-// Random activations as the matmul for weight type T reads them: floats, or
-// rounded to Q8 blocks (kernels::reads_q8). `values` holds what the matmul
-// effectively multiplies: the floats, or the rounded values.
+// Random activations as the matmul for weight type T reads them: floats,
+// rounded to Q8 blocks (kernels::reads_q8) or to bfloat16
+// (kernels::reads_bf16). `values` holds what the matmul effectively
+// multiplies: the floats, or the rounded values.
 template <TensorType T, int Cols>
 struct TestInput {
   std::vector<float> values;
@@ -130,6 +131,8 @@ struct TestInput {
       kernels::quantize_q8<Cols>(values.data(), n_tokens, {qs.data(), d.data(), sum.data()});
       for (size_t i = 0; i < values.size(); ++i) values[i] = d[i / kernels::kQuantBlockElems] * qs[i];
     }
+    if constexpr (kernels::reads_bf16(T))
+      for (float& v : values) v = kernels::bf16_to_fp32(kernels::fp32_to_bf16(v));
   }
 
   // The input from token t on.
@@ -186,7 +189,7 @@ void check_matmul() {
         Ops::store(out[0], y_portable.data() + t * Rows + r0, std::min(kernels::kInterleaveRows, Rows - r0));
       }
     expect_same_bits(y_portable, y);
-  } else if constexpr (T != TensorType::F32) {
+  } else if constexpr (T != TensorType::F32 && !kernels::reads_bf16(T)) {
     // A float weight type computes exactly what F32 does on its dequantized values.
     std::vector<float> y_f32(y.size());
     matmul<TensorType::F32, Rows, Cols>(w_float.data(), x.at(0), y_f32.data(), kMaxBatch);

@@ -1,0 +1,106 @@
+// BF16 weights on CPUs with AVX-512 BF16: the activations are rounded to
+// bfloat16 once (as llama.cpp rounds them for BF16 weights) and multiplied
+// by vdpbf16ps, which adds the products of two bfloat16 pairs to each float
+// lane: twice the multiply-adds of an FMA on widened weights, and no
+// widening. Elsewhere BF16 weights are widened to floats (weight_row_bf16.hpp).
+//
+// Numerics: a product of two bfloat16 values is exact in float, and each
+// (row, token) result is one accumulator per lane fed pair after pair in
+// order of k, then a fixed horizontal sum, whatever the tile: a token's
+// result is the same alone or in a batch, on any number of threads.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/bf16.hpp"
+#include "kernels/tensor_type.hpp"
+
+#if defined(__AVX512BF16__) && defined(__AVX512BW__)
+#include <immintrin.h>
+
+#include <cstring>
+#define KILN_BF16_PAIRS 1
+#endif
+
+namespace kiln::kernels {
+
+// Whether the matmul of weight type t reads activations rounded to bfloat16.
+constexpr bool reads_bf16(TensorType t) {
+#ifdef KILN_BF16_PAIRS
+  return t == TensorType::BF16;
+#else
+  (void)t;
+  return false;
+#endif
+}
+
+#ifdef KILN_BF16_PAIRS
+
+// out[i] = fp32_to_bf16(x[i]), the same bits (ties to even, NaN made quiet,
+// subnormals kept: vcvtneps2bf16 flushes them, so this is integer arithmetic).
+inline void round_to_bf16(const float* x, uint16_t* out, int64_t n) {
+  int64_t i = 0;
+  const __m512i low_bit = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7fff);
+  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+  const __m512i quiet = _mm512_set1_epi32(0x0040);
+  for (; i + 16 <= n; i += 16) {
+    const __m512i bits = _mm512_castps_si512(_mm512_loadu_ps(x + i));
+    const __m512i high = _mm512_srli_epi32(bits, 16);
+    const __m512i rounded =
+        _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(half, _mm512_and_si512(high, low_bit))), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, abs_mask), inf);
+    const __m512i result = _mm512_mask_or_epi32(rounded, nan, high, quiet);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm512_cvtepi32_epi16(result));
+  }
+  for (; i < n; ++i) out[i] = fp32_to_bf16(x[i]);
+}
+
+namespace detail {
+
+inline __m512bh as_bf16_pairs(__m512i v) {
+  __m512bh pairs;
+  std::memcpy(&pairs, &v, sizeof pairs);
+  return pairs;
+}
+
+}  // namespace detail
+
+// out[r][t] = dot(weight row r, vector t) for NRows BF16 weight rows of Cols
+// values (consecutive, from w) and NVecs rounded activation vectors
+// (consecutive, Cols apart, from x). A row's last partial step is loaded
+// with zeros past its end.
+template <int Cols, int NRows, int NVecs>
+void dot_tile_bf16(const uint8_t* w, const uint16_t* x, float (&out)[NRows][NVecs]) {
+  constexpr int kStep = 32;  // bfloat16 values in a 512-bit register
+  constexpr int64_t kRowBytes = static_cast<int64_t>(Cols) * sizeof(uint16_t);
+  __m512 acc[NRows][NVecs];
+  for (auto& row_acc : acc)
+    for (auto& a : row_acc) a = _mm512_setzero_ps();
+  const auto step = [&](int k, __mmask32 valid) {
+    __m512bh wk[NRows];
+    for (int r = 0; r < NRows; ++r)
+      wk[r] = detail::as_bf16_pairs(_mm512_maskz_loadu_epi16(valid, w + r * kRowBytes + k * sizeof(uint16_t)));
+    for (int t = 0; t < NVecs; ++t) {
+      const __m512bh xk = detail::as_bf16_pairs(_mm512_maskz_loadu_epi16(valid, x + t * Cols + k));
+      for (int r = 0; r < NRows; ++r) acc[r][t] = _mm512_dpbf16_ps(acc[r][t], wk[r], xk);
+    }
+  };
+  constexpr int kWhole = Cols / kStep * kStep;
+  for (int k = 0; k < kWhole; k += kStep) step(k, ~__mmask32{0});
+  if constexpr (kWhole < Cols) step(kWhole, static_cast<__mmask32>((1u << (Cols - kWhole)) - 1));
+  for (int r = 0; r < NRows; ++r)
+    for (int t = 0; t < NVecs; ++t) out[r][t] = _mm512_reduce_add_ps(acc[r][t]);
+}
+
+// A thread's rounded copy of a chunk of activations (matmul_units): one
+// buffer per size, per thread, so that threads and concurrent sequences
+// never share one and a forward pass allocates nothing.
+template <int64_t Values>
+uint16_t* bf16_chunk_buffer() {
+  alignas(64) static thread_local uint16_t buffer[Values];
+  return buffer;
+}
+
+#endif  // KILN_BF16_PAIRS
+
+}  // namespace kiln::kernels
