@@ -6,7 +6,7 @@
 # here: its 1152-wide rows are not whole K-quant blocks. q4_k_m is kiln-synth's mix of
 # llama-quantize's Q4_K_M (codegen/synth.hpp), the format most downloads come in.
 set(kiln_bench_programs)
-foreach(spec stories110m:f32 stories110m:q8_0 tinyllama-1.1b:f16 tinyllama-1.1b:q8_0 tinyllama-1.1b:q4_0
+foreach(spec stories110m:f32 stories110m:q8_0 tinyllama-1.1b:f16 tinyllama-1.1b:bf16 tinyllama-1.1b:q8_0 tinyllama-1.1b:q4_0
              tinyllama-1.1b:q4_k_m qwen3-0.6b:q8_0 qwen3-0.6b:q4_k_m gemma3-1b:q8_0)
   string(REPLACE ":" ";" parts ${spec})
   list(GET parts 0 preset)
