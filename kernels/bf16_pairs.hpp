@@ -1,11 +1,13 @@
-// BF16 weights on CPUs with AVX-512 BF16: the activations are rounded to
-// bfloat16 once (as llama.cpp rounds them for BF16 weights) and multiplied
+// BF16 weights: the activations that multiply them are rounded to bfloat16
+// first, on every instruction set, as llama.cpp rounds them (its vector type
+// for BF16 weights is BF16). On CPUs with AVX-512 BF16 they are multiplied
 // by vdpbf16ps, which adds the products of two bfloat16 pairs to each float
 // lane: twice the multiply-adds of an FMA on widened weights, and no
-// widening. Elsewhere BF16 weights are widened to floats (weight_row_bf16.hpp).
+// widening. Elsewhere the rounded activations are floats again and meet the
+// widened weights in FMAs (weight_row_bf16.hpp); a product of two bfloat16
+// values is exact in float either way.
 //
-// Numerics: a product of two bfloat16 values is exact in float, and each
-// (row, token) result is one accumulator per lane fed pair after pair in
+// Numerics: each (row, token) result is one accumulator per lane fed in
 // order of k, then a fixed horizontal sum, whatever the tile: a token's
 // result is the same alone or in a batch, on any number of threads.
 #pragma once
@@ -25,13 +27,26 @@
 namespace kiln::kernels {
 
 // Whether the matmul of weight type t reads activations rounded to bfloat16.
-constexpr bool reads_bf16(TensorType t) {
+constexpr bool reads_bf16(TensorType t) { return t == TensorType::BF16; }
+
 #ifdef KILN_BF16_PAIRS
-  return t == TensorType::BF16;
+inline constexpr bool kBf16Pairs = true;
 #else
-  (void)t;
-  return false;
+inline constexpr bool kBf16Pairs = false;  // rounded activations stay floats
 #endif
+
+// A thread's rounded copy of a chunk of activations (matmul_units): one
+// buffer per size and element type, per thread, so that threads and
+// concurrent sequences never share one and a forward pass allocates nothing.
+template <class Element, int64_t Values>
+Element* rounded_chunk_buffer() {
+  alignas(64) static thread_local Element buffer[Values];
+  return buffer;
+}
+
+// out[i] = x[i] rounded to bfloat16, as a float.
+inline void round_through_bf16(const float* x, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_fp32(fp32_to_bf16(x[i]));
 }
 
 #ifdef KILN_BF16_PAIRS
@@ -90,15 +105,6 @@ void dot_tile_bf16(const uint8_t* w, const uint16_t* x, float (&out)[NRows][NVec
   if constexpr (kWhole < Cols) step(kWhole, static_cast<__mmask32>((1u << (Cols - kWhole)) - 1));
   for (int r = 0; r < NRows; ++r)
     for (int t = 0; t < NVecs; ++t) out[r][t] = _mm512_reduce_add_ps(acc[r][t]);
-}
-
-// A thread's rounded copy of a chunk of activations (matmul_units): one
-// buffer per size, per thread, so that threads and concurrent sequences
-// never share one and a forward pass allocates nothing.
-template <int64_t Values>
-uint16_t* bf16_chunk_buffer() {
-  alignas(64) static thread_local uint16_t buffer[Values];
-  return buffer;
 }
 
 #endif  // KILN_BF16_PAIRS

@@ -127,29 +127,33 @@ void matmul_group(const uint8_t* w, int g, Q8In x, float* y, int n_tokens) {
 constexpr int token_chunk(TensorType t, int cols) {
   constexpr int64_t kChunkBytes = 128 * 1024;
   const int64_t token_bytes = reads_q8(t)     ? cols + cols / kQuantBlockElems * 4 + cols / kQ8HalfElems * 4
-                              : reads_bf16(t) ? cols * 2
-                                              : cols * 4;
+                              : reads_bf16(t) && kBf16Pairs ? cols * 2
+                                                            : cols * 4;
   const int tile = reads_q8(t) ? kQ8TokenTile : kMatmulTokenTile;
   const int64_t tiles = kChunkBytes / token_bytes / tile;
   return static_cast<int>(tiles > 0 ? tiles * tile : tile);
 }
 
 // What the row tiles of float weights read: the activations, or for
-// reads_bf16 this thread's rounded copy of them (each thread rounds the
-// whole chunk for itself: no barrier, and little work beside the chunk's
-// products with its rows).
+// reads_bf16 this thread's rounded copy of them (bfloat16 for vdpbf16ps,
+// else floats). Each thread rounds the whole chunk for itself: no barrier,
+// and little work beside the chunk's products with its rows.
 template <TensorType T, int Cols, int Chunk>
 auto row_tile_input(const float* x, int n_tokens) {
-#ifdef KILN_BF16_PAIRS
-  if constexpr (reads_bf16(T)) {
-    uint16_t* rounded = bf16_chunk_buffer<int64_t{Chunk} * Cols>();
-    round_to_bf16(x, rounded, int64_t{n_tokens} * Cols);
-    return static_cast<const uint16_t*>(rounded);
-  } else
-#endif
-  {
+  constexpr int64_t kValues = int64_t{Chunk} * Cols;
+  if constexpr (!reads_bf16(T)) {
     (void)n_tokens;
     return x;
+  } else if constexpr (kBf16Pairs) {
+#ifdef KILN_BF16_PAIRS
+    uint16_t* rounded = rounded_chunk_buffer<uint16_t, kValues>();
+    round_to_bf16(x, rounded, int64_t{n_tokens} * Cols);
+    return static_cast<const uint16_t*>(rounded);
+#endif
+  } else {
+    float* rounded = rounded_chunk_buffer<float, kValues>();
+    round_through_bf16(x, rounded, int64_t{n_tokens} * Cols);
+    return static_cast<const float*>(rounded);
   }
 }
 

@@ -166,9 +166,11 @@ TEST_CASE("the reference forward pass reproduces llama.cpp's F32-attention logit
   // The oracle against an outside implementation, with F32 keys and values as
   // in .ref-f32kv.txt. Bounds (measured, x86-64-v3 build): F32 weights 1e-3
   // (2.5e-5: float64 vs float32 sums); Q8_0/Q4_0 1e-3 (3.8e-6: both round the
-  // activations the same way); F16, BF16 and the K-quants the folder's
-  // F32-attention tolerances (0.033, 0.31, 1.49-1.79: llama.cpp rounds F16
-  // and BF16 activations, which the oracle, like kiln, does not, and rounds
+  // activations the same way); BF16 0.2 (0.11: both round its activations to
+  // bfloat16, where float64 and float32 sums straddle a rounding step now and
+  // then); F16 and the K-quants the folder's F32-attention tolerances (0.033,
+  // 1.49-1.79: llama.cpp rounds F16 activations, which the oracle, like kiln,
+  // does not, and rounds
   // the K-quants' activations to 8 bits in blocks of 256 where the oracle,
   // like kiln, uses blocks of 32; its K-quant decoder is pinned bit for bit
   // in test_kernels_kquant).
@@ -178,7 +180,7 @@ TEST_CASE("the reference forward pass reproduces llama.cpp's F32-attention logit
   };
   const Pin pins[] = {{"llama-f32", 1e-3},   {"llama-tied", 1e-3},   {"llama3-ropescale", 1e-3}, {"qwen2-f32", 1e-3},
                       {"llama-q8_0", 1e-3},  {"llama-q4_0", 1e-3},   {"qwen2-q8_0", 1e-3},       {"llama-f16", 0.1},
-                      {"llama-bf16", 0.5},   {"llama-q4_k_m", 2.5},  {"llama-q5_k_m", 2.5},      {"llama-q6_k", 2.5}};
+                      {"llama-bf16", 0.2},   {"llama-q4_k_m", 2.5},  {"llama-q5_k_m", 2.5},      {"llama-q6_k", 2.5}};
   for (const Pin& pin : pins) {
     CAPTURE(pin.file);
     const std::string base = "models/synthetic/" + std::string(pin.file);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "engine/error/error.hpp"
 #include "tests/support/reference_dequant.hpp"
@@ -25,9 +26,33 @@ std::vector<float> round_to_q8_0(std::vector<float> x) {
   return x;
 }
 
+// x rounded to bfloat16 as ggml's GGML_FP32_TO_BF16 rounds it: to nearest,
+// ties to even, on the float's bits; a NaN stays a (quiet) NaN.
+std::vector<float> round_to_bf16(std::vector<float> x) {
+  for (float& v : x) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    if ((bits & 0x7fffffffu) > 0x7f800000u)
+      bits = (bits | 0x00400000u) & 0xffff0000u;
+    else
+      bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+    std::memcpy(&v, &bits, sizeof v);
+  }
+  return x;
+}
+
+std::vector<float> rounded_input(const Matrix& w, const std::vector<float>& x) {
+  switch (w.rounds_input) {
+    case InputRounding::Q8Blocks: return round_to_q8_0(x);
+    case InputRounding::BF16: return round_to_bf16(x);
+    case InputRounding::None: break;
+  }
+  return x;
+}
+
 // out[r] = sum_c w[r][c] * x[c], accumulated in double.
 std::vector<float> matvec(const Matrix& w, const std::vector<float>& x_in, int rows) {
-  const std::vector<float> x = w.rounds_input ? round_to_q8_0(x_in) : x_in;
+  const std::vector<float> x = rounded_input(w, x_in);
   const size_t cols = x.size();
   std::vector<float> out(static_cast<size_t>(rows));
   for (int r = 0; r < rows; ++r) {
@@ -113,11 +138,11 @@ void round_to_f16(std::vector<float>& x) {
   for (float& v : x) v = round_to_half(v);
 }
 
-// A tensor's values, and whether kiln rounds what multiplies it (rounds_activations).
+// A tensor's values, and how what multiplies it is rounded (input_rounding).
 Matrix matrix(const GgufFile& file, const std::string& name) {
   const GgufTensor* t = file.find_tensor(name);
   if (!t) throw Error("reference: tensor '" + name + "' is missing");
-  return {reference_dequantize(*t), rounds_activations(t->ggml_type)};
+  return {reference_dequantize(*t), input_rounding(t->ggml_type)};
 }
 
 // Rows [first, first + count) of a matrix `cols` wide: one of the matrices a

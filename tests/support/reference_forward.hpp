@@ -26,11 +26,21 @@ constexpr bool rounds_activations(uint32_t ggml_type) {
          ggml_type == 20 || ggml_type == 23 || ggml_type == 39;
 }
 
-// A weight matrix dequantized to float, and whether its input is rounded
-// (rounds_activations).
+// How the activations that multiply a weight matrix are rounded first:
+// to 8-bit blocks (rounds_activations), to bfloat16 (BF16 weights, type 30:
+// llama.cpp's vector type for them is BF16, and kiln rounds as it does), or
+// not at all.
+enum class InputRounding { None, Q8Blocks, BF16 };
+
+constexpr InputRounding input_rounding(uint32_t ggml_type) {
+  if (rounds_activations(ggml_type)) return InputRounding::Q8Blocks;
+  return ggml_type == 30 ? InputRounding::BF16 : InputRounding::None;
+}
+
+// A weight matrix dequantized to float, and how its input is rounded.
 struct Matrix {
   std::vector<float> values;
-  bool rounds_input = false;
+  InputRounding rounds_input = InputRounding::None;
 };
 
 class ReferenceModel {
