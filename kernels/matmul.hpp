@@ -140,18 +140,17 @@ constexpr int token_chunk(TensorType t, int cols) {
 // and little work beside the chunk's products with its rows.
 template <TensorType T, int Cols, int Chunk>
 auto row_tile_input(const float* x, int n_tokens) {
-  constexpr int64_t kValues = int64_t{Chunk} * Cols;
   if constexpr (!reads_bf16(T)) {
     (void)n_tokens;
     return x;
   } else if constexpr (kBf16Pairs) {
 #ifdef KILN_BF16_PAIRS
-    uint16_t* rounded = rounded_chunk_buffer<uint16_t, kValues>();
+    uint16_t* rounded = rounded_chunk_buffer<uint16_t, int64_t{Chunk} * Cols>();
     round_to_bf16(x, rounded, int64_t{n_tokens} * Cols);
     return static_cast<const uint16_t*>(rounded);
 #endif
   } else {
-    float* rounded = rounded_chunk_buffer<float, kValues>();
+    float* rounded = rounded_chunk_buffer<float, int64_t{Chunk} * Cols>();
     round_through_bf16(x, rounded, int64_t{n_tokens} * Cols);
     return static_cast<const float*>(rounded);
   }
