@@ -140,6 +140,8 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& arch) {
   } else if (f.get_uint_or(p + "expert_count", 0) > 0) {
     fail("mixture-of-experts models of the " + d.arch + " architecture are not supported");
   }
+  if (std::ranges::find(arch.block, "ffn_gate_shexp.weight") != arch.block.end())
+    hp.n_ff_shexp = optional("expert_shared_feed_forward_length", hp.n_ff);  // llama.cpp's default
   hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   hp.rope_freqs = f.find_tensor("rope_freqs.weight") != nullptr;
   if (hp.rope_freqs && arch.rope_factors != RopeFactors::Freqs)
@@ -184,7 +186,8 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& arch) {
   for (const auto& t : f.tensors()) {
     if (used.count(t.name)) continue;
     if (t.name.find("_shexp") != std::string::npos)
-      fail("tensor '" + t.name + "' is a shared expert (Qwen2-MoE style), which kiln does not support");
+      fail("tensor '" + t.name + "' is a shared expert, which the " + d.arch +
+           " architecture does not have (qwen2moe's blocks do)");
     fail("tensor '" + t.name + "' is not part of the " + d.arch + " architecture as kiln implements it");
   }
   return d;
