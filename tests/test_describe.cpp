@@ -293,6 +293,15 @@ TEST_CASE("qwen2moe: qwen2's biases, the experts, and a shared expert with its o
   no_shared.shape.n_ff_shexp = 0;
   CHECK_THROWS_WITH_AS(kiln::synth::make_model(no_shared), Contains("qwen2moe architecture needs --shared-expert-ff"),
                        kiln::Error);
+  // The gate as a vector, as llama.cpp also accepts it.
+  const GgufFile written = image(kiln::synth::make_model(tiny_qwen2moe()));
+  kiln::GgufWriter vector_gate;
+  for (const auto& [k, v] : written.metadata()) vector_gate.add(k, v);
+  for (const auto& t : written.tensors())
+    vector_gate.add_tensor(t.name, t.type, t.name.ends_with("ffn_gate_inp_shexp.weight") ? std::vector<int64_t>{64} : t.dims,
+                           std::vector<uint8_t>(t.data, t.data + t.nbytes));
+  CHECK(kiln::describe_model(image(vector_gate)).tensor("blk.0.ffn_gate_inp_shexp.weight").dims ==
+        std::vector<int64_t>{64});
   auto shared_in_qwen3moe = tiny_qwen3moe();
   shared_in_qwen3moe.shape.n_ff_shexp = 64;
   CHECK_THROWS_WITH_AS(kiln::synth::make_model(shared_in_qwen3moe),

@@ -57,6 +57,15 @@ std::vector<TensorRule> tensor_rules(const GgufFile& f, const Hyperparams& hp, c
   return rules;
 }
 
+// Shapes compared as llama.cpp's loader compares them: trailing dimensions
+// of 1 do not count (they change no byte's place), so Qwen2-MoE's shared
+// expert gate may be [n_embd, 1], as its converter writes it, or [n_embd].
+bool same_shape(std::vector<int64_t> a, std::vector<int64_t> b) {
+  while (a.size() > 1 && a.back() == 1) a.pop_back();
+  while (b.size() > 1 && b.back() == 1) b.pop_back();
+  return a == b;
+}
+
 int positive_int(const GgufFile& f, const std::string& key, uint64_t value) {
   if (value == 0 || value > (1u << 30))
     throw Error(f.path() + ": key '" + key + "' has implausible value " + std::to_string(value));
@@ -175,7 +184,7 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& arch) {
   for (const auto& rule : tensor_rules(f, hp, arch)) {
     const GgufTensor* t = f.find_tensor(rule.name);
     if (!t) fail("tensor '" + rule.name + "' is missing");
-    if (t->dims != rule.dims)
+    if (!same_shape(t->dims, rule.dims))
       fail("tensor '" + rule.name + "' has shape " + dims_text(t->dims) + ", the hyperparameters imply " +
            dims_text(rule.dims));
     if (rule.float_only && t->type != TensorType::F32)
