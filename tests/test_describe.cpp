@@ -201,14 +201,16 @@ TEST_CASE("phi3: codegen gives each part its fused tensor's type, and the layer 
 
 namespace {
 
-// qwen3moe at a tiny size: 4 experts of width 32, 2 per token.
-SynthSpec tiny_qwen3moe() {
-  SynthSpec s = tiny("qwen3moe");
+// A mixture at a tiny size: 4 experts of width 32, 2 per token.
+SynthSpec tiny_moe(std::string_view arch) {
+  SynthSpec s = tiny(arch);
   s.shape.n_expert = 4;
   s.shape.n_expert_used = 2;
   s.shape.n_ff_exp = 32;
   return s;
 }
+
+SynthSpec tiny_qwen3moe() { return tiny_moe("qwen3moe"); }
 
 }  // namespace
 
@@ -253,12 +255,9 @@ TEST_CASE("qwen3moe: the expert keys, the router and the experts as 3-D tensors"
 
 namespace {
 
-// qwen2moe at a tiny size: 4 experts of width 32, 2 per token, a shared expert of width 64.
+// qwen2moe's mixture with a shared expert of width 64.
 SynthSpec tiny_qwen2moe() {
-  SynthSpec s = tiny("qwen2moe");
-  s.shape.n_expert = 4;
-  s.shape.n_expert_used = 2;
-  s.shape.n_ff_exp = 32;
+  SynthSpec s = tiny_moe("qwen2moe");
   s.shape.n_ff_shexp = 64;
   return s;
 }
@@ -310,13 +309,10 @@ TEST_CASE("qwen2moe: qwen2's biases, the experts, and a shared expert with its o
 
 namespace {
 
-// gpt-oss at a tiny size: 4 experts of width 32, 2 per token, a window of 8.
+// gpt-oss's mixture on 3 layers, with a window of 8.
 SynthSpec tiny_gpt_oss() {
-  SynthSpec s = tiny("gpt-oss");
+  SynthSpec s = tiny_moe("gpt-oss");
   s.shape.n_layer = 3;
-  s.shape.n_expert = 4;
-  s.shape.n_expert_used = 2;
-  s.shape.n_ff_exp = 32;
   s.shape.n_swa = 8;
   return s;
 }

@@ -116,12 +116,13 @@ void moe_ffn(const P& p, const LayerWeights& w, const float* norm_weight) {
   swiglu_rows<ffn_down_exps, S.glu>(p, m.gate, m.up, rows, rounded);
   expert_matmul<ffn_down_exps>(p, w.ffn_down_exps, m.input(&m.gate[0][0]), m.rows);
   if constexpr (S.biases) expert_bias(p, m.rows, w.ffn_down_exps_bias);
-  if constexpr (kShared)
-    p.step.run(KernelKind::Other, kernels::add_experts<E, K, true>, &m.rows[0][0], &m.row_of[0][0], &m.weight[0][0],
-               &s.x[0][0], p.n, &m.shared.out[0][0], &m.shared.gate_logit[0][0]);
-  else
-    p.step.run(KernelKind::Other, kernels::add_experts<E, K>, &m.rows[0][0], &m.row_of[0][0], &m.weight[0][0],
-               &s.x[0][0], p.n, nullptr, nullptr);
+  const float *shared = nullptr, *shared_logit = nullptr;
+  if constexpr (kShared) {
+    shared = &m.shared.out[0][0];
+    shared_logit = &m.shared.gate_logit[0][0];
+  }
+  p.step.run(KernelKind::Other, kernels::add_experts<E, K, kShared>, &m.rows[0][0], &m.row_of[0][0], &m.weight[0][0],
+             &s.x[0][0], p.n, shared, shared_logit);
 }
 
 }  // namespace kiln::decoder
