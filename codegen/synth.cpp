@@ -176,15 +176,15 @@ void add_gpt_oss_yarn(GgufWriter& w, const std::string& prefix) {
 // (one, or a fused tensor's parts): the "_M" mixes give attn_v and ffn_down
 // (a mixture's ffn_down_exps too) more bits in some layers, and a fused
 // tensor holding one of them the same (attn_qkv: llama-quantize's
-// category_is_attn_v). A mixture's router stays F32, as llama-quantize
-// leaves it.
+// category_is_attn_v). A mixture's router and its shared expert's gate (a
+// matrix of one row) stay F32, as llama-quantize leaves them.
 TensorType matrix_type(const WeightTypes& types, bool more_bits_layer, std::span<const std::string_view> matrices) {
   for (const std::string_view m : matrices)
     if (const std::string_view role = decoder::matrix_role(decoder::block_tensor(m));
         more_bits_layer && (role == "attn_v" || role.starts_with("ffn_down")))
       return *types.more_bits;
   const std::string_view first = matrices.front();
-  if (first == "ffn_gate_inp.weight") return TensorType::F32;
+  if (first.starts_with("ffn_gate_inp")) return TensorType::F32;
   if (first.ends_with("_exps.weight")) return types.experts.value_or(types.feed_forward);
   return first.starts_with("ffn_") ? types.feed_forward : types.attention;
 }
@@ -229,6 +229,12 @@ GgufWriter make_model(const SynthSpec& spec) {
                 "and --expert-ff");
   if (!moe && (s.n_expert || s.n_expert_used || s.n_ff_exp))
     throw Error("synthetic model: experts are not part of the " + arch + " architecture");
+  const bool shared_expert =
+      std::ranges::find(architecture.block, "ffn_gate_shexp.weight") != architecture.block.end();
+  if (shared_expert && s.n_ff_shexp <= 0)
+    throw Error("synthetic model: the " + arch + " architecture needs --shared-expert-ff");
+  if (!shared_expert && s.n_ff_shexp)
+    throw Error("synthetic model: a shared expert is not part of the " + arch + " architecture");
   // phi3's converter writes the key, which llama.cpp (and kiln) ignore.
   if (s.n_swa && arch != "gemma3" && arch != "phi3" && arch != "gpt-oss")
     throw Error("synthetic model: kiln-synth writes a sliding window for gemma3, phi3 and gpt-oss only");
@@ -261,6 +267,7 @@ GgufWriter make_model(const SynthSpec& spec) {
     w.add_u32(p + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
     w.add_u32(p + "expert_feed_forward_length", static_cast<uint32_t>(s.n_ff_exp));
   }
+  if (s.n_ff_shexp) w.add_u32(p + "expert_shared_feed_forward_length", static_cast<uint32_t>(s.n_ff_shexp));
   w.add_u32(p + "vocab_size", static_cast<uint32_t>(s.n_vocab));
   add_vocab(w, s.n_vocab);
 
@@ -277,7 +284,8 @@ GgufWriter make_model(const SynthSpec& spec) {
   // that read the residual stream start at 1/sqrt(n_embd); those that write
   // back into it (the output projections), at half of 1/sqrt(their input).
   // A fused matrix is its parts' rows drawn as one matrix, in one type.
-  const decoder::BlockSizes size{s.n_embd, q_dim, kv_dim, head_dim, s.n_head, s.n_ff, s.n_expert, s.n_ff_exp};
+  const decoder::BlockSizes size{s.n_embd, q_dim, kv_dim, head_dim, s.n_head, s.n_ff, s.n_expert, s.n_ff_exp,
+                                       s.n_ff_shexp};
   auto add_block_matrix = [&](const std::string& name, bool more, std::span<const std::string_view> matrices) {
     const std::vector<int64_t> dims = decoder::stacked_dims(matrices, size);
     const int cols = int(dims[0]);

@@ -20,11 +20,14 @@ const char* kUsage =
     "for demos, benchmarks and tests without a download.\n"
     "\n"
     "  --preset NAME      stories260k, stories15m, stories110m, tinyllama-1.1b, qwen2.5-0.5b,\n"
-    "                     qwen3-0.6b, gemma3-1b, smollm3-3b, phi4-mini, qwen3-30b-a3b or gpt-oss-20b\n"
+    "                     qwen3-0.6b, gemma3-1b, smollm3-3b, phi4-mini, qwen3-30b-a3b, gpt-oss-20b\n"
+    "                     or qwen1.5-moe-a2.7b\n"
     "  --arch NAME        llama (default), qwen2 (Q/K/V biases, NEOX RoPE), qwen3 (Q/K norms),\n"
     "                     gemma3 (Q/K norms, post-norms, GELU, sliding window), smollm3 (NoPE layers),\n"
     "                     phi3 (fused attn_qkv and gate-up ffn_up, NEOX RoPE), qwen3moe (qwen3's\n"
-    "                     attention, a mixture of experts: needs the three expert sizes below) or\n"
+    "                     attention, a mixture of experts: needs the three expert sizes below),\n"
+    "                     qwen2moe (qwen2's attention, a mixture of experts and a shared expert:\n"
+    "                     needs the expert sizes and --shared-expert-ff) or\n"
     "                     gpt-oss (biases, attention sinks, YaRN, sliding window on even layers,\n"
     "                     a mixture of experts with biases: needs --sliding-window and the expert sizes)\n"
     "  sizes (override the preset; all are needed without one):\n"
@@ -34,16 +37,18 @@ const char* kUsage =
     "                       gpt-oss: of every other layer; phi3: written as its converter does,\n"
     "                       and ignored as llama.cpp does\n"
     "    --rope-dim N       rotated dimensions of a head (rope.dimension_count; default all)\n"
-    "    --experts N        qwen3moe, gpt-oss: experts per layer (expert_count)\n"
-    "    --experts-used K   qwen3moe, gpt-oss: experts each token is routed to (expert_used_count)\n"
-    "    --expert-ff N      qwen3moe, gpt-oss: one expert's width (expert_feed_forward_length)\n"
+    "    --experts N        qwen3moe, qwen2moe, gpt-oss: experts per layer (expert_count)\n"
+    "    --experts-used K   qwen3moe, qwen2moe, gpt-oss: experts each token is routed to (expert_used_count)\n"
+    "    --expert-ff N      qwen3moe, qwen2moe, gpt-oss: one expert's width (expert_feed_forward_length)\n"
+    "    --shared-expert-ff N  qwen2moe: the shared expert's width (expert_shared_feed_forward_length)\n"
     "  types (f32, f16, bf16, q8_0, q5_1, q5_0, q4_0, iq4_nl, mxfp4, q6_k, q5_k, q4_k, iq4_xs,\n"
     "         q3_k, q2_k; default f32; q8_0 .. mxfp4 need rows of a multiple of 32, the rest of 256):\n"
     "    --type T          every matrix; or q4_k_m: llama-quantize's Q4_K_M mix (Q4_K, with\n"
     "                      Q6_K for the output and for attn_v and ffn_down of some layers)\n"
     "    --type-embd T     token_embd      --type-output T   output\n"
     "    --type-attn T     attention       --type-ffn T      feed-forward\n"
-    "    --type-experts T  a mixture's experts (default: the feed-forward's; the router stays f32)\n"
+    "    --type-experts T  a mixture's routed experts (default: the feed-forward's; the router\n"
+    "                      and the shared expert's gate stay f32, its matrices take --type-ffn)\n"
     "  --tied             no output.weight (logits use token_embd)\n"
     "  --rope-freqs       Llama 3.1 RoPE frequency factors (rope_freqs.weight)\n"
     "  --longrope N       phi3: LongRoPE factors (rope_factors_long/short.weight) for an original\n"
@@ -99,6 +104,7 @@ int run(int argc, char** argv) {
     else if (a == "--experts") s.n_expert = parse_positive(a, value());
     else if (a == "--experts-used") s.n_expert_used = parse_positive(a, value());
     else if (a == "--expert-ff") s.n_ff_exp = parse_positive(a, value());
+    else if (a == "--shared-expert-ff") s.n_ff_shexp = parse_positive(a, value());
     else if (a == "--type") t = parse_whole_type(value());
     else if (a == "--type-embd") t.token_embd = parse_type(value());
     else if (a == "--type-output") t.output = parse_type(value());

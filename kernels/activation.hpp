@@ -68,6 +68,20 @@ void add_bias(float* x, const float* bias, int n_tokens) {
   team_barrier();
 }
 
+// x[t] += y[t] + bias for every token ([n_tokens][N]): a projection and its
+// bias joining the residual, summed in that order, as llama.cpp's graphs
+// add the bias to the projection first. Work-shared over tokens.
+template <int N>
+void add_biased(const float* y, const float* bias, float* x, int n_tokens) {
+#pragma omp for schedule(static) nowait
+  for (int t = 0; t < n_tokens; ++t)
+    for (int i = 0; i < N; ++i) {
+      const int64_t at = static_cast<int64_t>(t) * N + i;
+      x[at] += y[at] + bias[i];
+    }
+  team_barrier();
+}
+
 // x *= factor for every token of x ([n_tokens][N]), work-shared over tokens.
 template <int N>
 void scale(float* x, int n_tokens, float factor) {

@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -149,9 +150,12 @@ void add_expert_bias(float* rows, const float* bias, const int32_t* first) {
 
 // x[t] += sum over slots i of weights[t][i] * rows[row_of[t][i]] (Cols
 // values): the weighted experts' outputs summed slot by slot, then added to
-// the residual, in llama.cpp's order. Work-shared over tokens.
-template <int Cols, int K>
-void add_experts(const float* rows, const int32_t* row_of, const float* weights, float* x, int n_tokens) {
+// the residual, in llama.cpp's order. With Shared, a shared expert's output
+// (Qwen2-MoE: shared[t], scaled by the sigmoid of shared_logit[t]) joins
+// that sum before the residual, as llama.cpp adds it. Work-shared over tokens.
+template <int Cols, int K, bool Shared = false>
+void add_experts(const float* rows, const int32_t* row_of, const float* weights, float* x, int n_tokens,
+                 const float* shared = nullptr, const float* shared_logit = nullptr) {
 #pragma omp for schedule(static) nowait
   for (int t = 0; t < n_tokens; ++t) {
     const float* row[K];
@@ -161,9 +165,12 @@ void add_experts(const float* rows, const int32_t* row_of, const float* weights,
       w[i] = weights[t * K + i];
     }
     float* out = x + static_cast<int64_t>(t) * Cols;
+    const float* shared_row = Shared ? shared + static_cast<int64_t>(t) * Cols : nullptr;
+    const float shared_scale = Shared ? 1.0f / (1.0f + std::exp(-shared_logit[t])) : 0.0f;
     for (int j = 0; j < Cols; ++j) {
       float sum = w[0] * row[0][j];
       for (int i = 1; i < K; ++i) sum += w[i] * row[i][j];
+      if constexpr (Shared) sum += shared_scale * shared_row[j];
       out[j] += sum;
     }
   }

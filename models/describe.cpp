@@ -4,12 +4,12 @@
 
 namespace kiln {
 
-extern const Architecture kLlama, kQwen2, kQwen3, kGemma3, kSmolLM3, kPhi3, kQwen3Moe, kGptOss;
+extern const Architecture kLlama, kQwen2, kQwen3, kGemma3, kSmolLM3, kPhi3, kQwen3Moe, kQwen2Moe, kGptOss;
 
 namespace {
 
 const Architecture* const kArchitectures[] = {&kLlama, &kQwen2, &kQwen3, &kGemma3, &kSmolLM3, &kPhi3,
-                                               &kQwen3Moe, &kGptOss};
+                                               &kQwen3Moe, &kQwen2Moe, &kGptOss};
 
 }  // namespace
 

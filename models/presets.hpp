@@ -14,9 +14,10 @@ struct ModelShape {
   int head_dim = 0;  // Q/K/V head size; 0: n_embd / n_head
   int n_swa = 0;     // sliding window of gemma3's sliding layers (phi3: written, unused); 0: none
   int n_rot = 0;     // rotated dimensions of a head (rope.dimension_count); 0: all of them
-  int n_expert = 0;       // a mixture's experts per layer (qwen3moe); 0: a dense model
+  int n_expert = 0;       // a mixture's experts per layer (qwen3moe, qwen2moe, gpt-oss); 0: a dense model
   int n_expert_used = 0;  // experts each token is routed to
   int n_ff_exp = 0;       // one expert's feed-forward width
+  int n_ff_shexp = 0;     // the shared expert's width (qwen2moe); 0: none
 };
 
 inline constexpr ModelShape kPresets[] = {
@@ -42,6 +43,9 @@ inline constexpr ModelShape kPresets[] = {
     // gpt-oss-20b (64 heads of 64, a 128-token window on every other layer,
     // 32 experts of width 2880, 4 used per token; YaRN written by kiln-synth).
     {"gpt-oss-20b", "gpt-oss", 2880, 24, 64, 8, 2880, 201088, 131072, 64, 128, 0, 32, 4, 2880},
+    // Qwen1.5-MoE-A2.7B (60 experts of width 1408, 4 used per token, and a
+    // shared expert of width 5632 on every token).
+    {"qwen1.5-moe-a2.7b", "qwen2moe", 2048, 24, 16, 16, 5632, 151936, 8192, 0, 0, 0, 60, 4, 1408, 5632},
 };
 
 constexpr std::optional<ModelShape> find_preset(std::string_view name) {

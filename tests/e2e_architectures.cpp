@@ -1,9 +1,10 @@
 // The architectures beyond llama and qwen2 (qwen3, gemma3, smollm3, phi3,
-// qwen3moe, gpt-oss), and the weight types beyond ../shared's files (Q5_0,
-// Q5_1, IQ4_NL, IQ4_XS, Q3_K, Q2_K, MXFP4): in F32 against the reference
-// forward pass, and for batch and thread invariance (also qwen3moe in Q8_0
-// and gpt-oss with MXFP4 experts), and in F32, Q8_0 and kiln-synth's Q4_K_M
-// (qwen3moe: F32 and Q8_0; gpt-oss: F32 and MXFP4 experts) against
+// qwen3moe, qwen2moe, gpt-oss), and the weight types beyond ../shared's files
+// (Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q3_K, Q2_K, MXFP4): in F32 against the
+// reference forward pass, and for batch and thread invariance (also qwen3moe
+// and qwen2moe in Q8_0 and gpt-oss with MXFP4 experts), and in F32, Q8_0 and
+// kiln-synth's Q4_K_M (qwen3moe, qwen2moe: F32 and Q8_0; gpt-oss: F32 and
+// MXFP4 experts) against
 // llama.cpp's logits for the same files: the prompt in one batch (24 tokens,
 // longer than gemma3's and gpt-oss's 16-token window) and 32 greedy steps.
 // The references (tests/llamacpp/) were made by
@@ -35,6 +36,8 @@
 #include "kiln_test_synth_qwen3_q8_0.hpp"
 #include "kiln_test_synth_qwen3moe.hpp"
 #include "kiln_test_synth_qwen3moe_q8_0.hpp"
+#include "kiln_test_synth_qwen2moe.hpp"
+#include "kiln_test_synth_qwen2moe_q8_0.hpp"
 #include "kiln_test_synth_smollm3.hpp"
 #include "kiln_test_synth_smollm3_q4_k_m.hpp"
 #include "kiln_test_synth_smollm3_q8_0.hpp"
@@ -91,6 +94,9 @@ const Fixture kFixtures[] = {
     {KILN_ARCH_FIXTURE(kiln_test_synth_phi3_q4_k_m), kQ4_K_M},
     {KILN_ARCH_FIXTURE(kiln_test_synth_qwen3moe), kF32, Checks::Full},
     {KILN_ARCH_FIXTURE(kiln_test_synth_qwen3moe_q8_0), kQ8_0, Checks::Invariance},
+    // qwen2moe: a shared expert beside the routed ones; its Q8_0 as qwen3moe's.
+    {KILN_ARCH_FIXTURE(kiln_test_synth_qwen2moe), kF32, Checks::Full},
+    {KILN_ARCH_FIXTURE(kiln_test_synth_qwen2moe_q8_0), kQ8_0, Checks::Invariance},
     // gpt-oss, and as it ships, with MXFP4 experts: their inputs are rounded
     // to 8 bits as Q8_0's are (llama.cpp's too), hence Q8_0's bounds, and
     // held to the invariance only for the reason qwen3moe's Q8_0 is.
@@ -107,7 +113,7 @@ const Fixture kFixtures[] = {
 
 }  // namespace
 
-TEST_CASE("qwen3, gemma3, smollm3, phi3, qwen3moe and gpt-oss agree with the reference forward pass, whatever the batch and the threads") {
+TEST_CASE("qwen3, gemma3, smollm3, phi3, qwen3moe, qwen2moe and gpt-oss agree with the reference forward pass, whatever the batch and the threads") {
   for (const Fixture& f : kFixtures) {
     if (f.checks == Checks::LlamaCpp) continue;
     CAPTURE(std::string(f.name));
@@ -221,7 +227,7 @@ TEST_CASE("gemma3: a window checkpoint at a system prompt's end serves a convers
   CHECK(plain.last_reused() == 0);
 }
 
-TEST_CASE("qwen3, gemma3, smollm3, phi3, qwen3moe, gpt-oss and the newer weight types match llama.cpp's logits and greedy ids") {
+TEST_CASE("qwen3, gemma3, smollm3, phi3, qwen3moe, qwen2moe, gpt-oss and the newer weight types match llama.cpp's logits and greedy ids") {
   for (const Fixture& f : kFixtures) {
     CAPTURE(std::string(f.name));
     auto model = f.load();

@@ -201,14 +201,16 @@ TEST_CASE("phi3: codegen gives each part its fused tensor's type, and the layer 
 
 namespace {
 
-// qwen3moe at a tiny size: 4 experts of width 32, 2 per token.
-SynthSpec tiny_qwen3moe() {
-  SynthSpec s = tiny("qwen3moe");
+// A mixture at a tiny size: 4 experts of width 32, 2 per token.
+SynthSpec tiny_moe(std::string_view arch) {
+  SynthSpec s = tiny(arch);
   s.shape.n_expert = 4;
   s.shape.n_expert_used = 2;
   s.shape.n_ff_exp = 32;
   return s;
 }
+
+SynthSpec tiny_qwen3moe() { return tiny_moe("qwen3moe"); }
 
 }  // namespace
 
@@ -236,14 +238,14 @@ TEST_CASE("qwen3moe: the expert keys, the router and the experts as 3-D tensors"
                        Contains("qwen3moe.expert_count"), kiln::Error);
   CHECK_THROWS_WITH_AS(kiln::describe_model(altered(tiny(), "llama.expert_count", u32(8))),
                        Contains("mixture-of-experts models of the llama architecture are not supported"), kiln::Error);
-  // A Qwen2-MoE-style shared expert is named as such.
+  // A shared expert where the architecture has none is named as such.
   const GgufFile original = image(kiln::synth::make_model(tiny_qwen3moe()));
   kiln::GgufWriter shared;
   for (const auto& [k, v] : original.metadata()) shared.add(k, v);
   for (const auto& t : original.tensors()) shared.add_tensor(t.name, t.type, t.dims, std::vector<uint8_t>(t.data, t.data + t.nbytes));
   shared.add_tensor("blk.0.ffn_up_shexp.weight", kiln::TensorType::F32, {64, 32}, std::vector<uint8_t>(64 * 32 * 4));
   CHECK_THROWS_WITH_AS(kiln::describe_model(image(shared)),
-                       Contains("'blk.0.ffn_up_shexp.weight' is a shared expert (Qwen2-MoE style), which kiln does not support"),
+                       Contains("'blk.0.ffn_up_shexp.weight' is a shared expert, which the qwen3moe architecture does not have"),
                        kiln::Error);
   auto dense_experts = tiny();
   dense_experts.shape.n_expert = 4;
@@ -253,13 +255,64 @@ TEST_CASE("qwen3moe: the expert keys, the router and the experts as 3-D tensors"
 
 namespace {
 
-// gpt-oss at a tiny size: 4 experts of width 32, 2 per token, a window of 8.
+// qwen2moe's mixture with a shared expert of width 64.
+SynthSpec tiny_qwen2moe() {
+  SynthSpec s = tiny_moe("qwen2moe");
+  s.shape.n_ff_shexp = 64;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("qwen2moe: qwen2's biases, the experts, and a shared expert with its one-row gate") {
+  const auto d = kiln::describe_model(image(kiln::synth::make_model(tiny_qwen2moe())));
+  CHECK(d.hp.n_expert == 4);
+  CHECK(d.hp.n_ff_shexp == 64);
+  CHECK_FALSE(d.hp.expert_weights_norm);
+  CHECK(d.tensor("blk.0.attn_q.bias").dims == std::vector<int64_t>{64});
+  CHECK(d.tensor("blk.1.ffn_gate_inp_shexp.weight").dims == std::vector<int64_t>{64, 1});
+  CHECK(d.tensor("blk.1.ffn_gate_inp_shexp.weight").type == kiln::TensorType::F32);
+  CHECK(d.tensor("blk.1.ffn_up_shexp.weight").dims == std::vector<int64_t>{64, 64});
+  CHECK(d.tensor("blk.1.ffn_down_shexp.weight").dims == std::vector<int64_t>{64, 64});
+  CHECK(d.tensors.size() == 3 + 2 * 17);
+  const auto src = kiln::codegen::emit_model(d, {.name = "moe", .gguf_path = "/p.gguf", .n_ctx = 128, .max_batch = 32});
+  CHECK(src.forward.find("static constexpr int n_ff_shexp = 64;") != std::string::npos);
+  CHECK(src.forward.find("ffn_gate_inp_shexp = kiln::TensorType::F32;") != std::string::npos);
+
+  // llama.cpp's qwen2moe graph never renormalizes, whatever the file says;
+  // the shared width defaults to feed_forward_length, as there.
+  const auto on = altered(tiny_qwen2moe(), "qwen2moe.expert_weights_norm", kiln::GgufValue{kiln::GgufValueType::BOOL, true});
+  CHECK_FALSE(kiln::describe_model(on).hp.expert_weights_norm);
+  auto as_wide = tiny_qwen2moe();
+  as_wide.shape.n_ff_shexp = 96;  // the tiny shape's feed_forward_length
+  CHECK(kiln::describe_model(altered(as_wide, "qwen2moe.expert_shared_feed_forward_length", std::nullopt)).hp.n_ff_shexp ==
+        96);
+  using doctest::Contains;
+  auto no_shared = tiny_qwen2moe();
+  no_shared.shape.n_ff_shexp = 0;
+  CHECK_THROWS_WITH_AS(kiln::synth::make_model(no_shared), Contains("qwen2moe architecture needs --shared-expert-ff"),
+                       kiln::Error);
+  // The gate as a vector, as llama.cpp also accepts it.
+  const GgufFile written = image(kiln::synth::make_model(tiny_qwen2moe()));
+  kiln::GgufWriter vector_gate;
+  for (const auto& [k, v] : written.metadata()) vector_gate.add(k, v);
+  for (const auto& t : written.tensors())
+    vector_gate.add_tensor(t.name, t.type, t.name.ends_with("ffn_gate_inp_shexp.weight") ? std::vector<int64_t>{64} : t.dims,
+                           std::vector<uint8_t>(t.data, t.data + t.nbytes));
+  CHECK(kiln::describe_model(image(vector_gate)).tensor("blk.0.ffn_gate_inp_shexp.weight").dims ==
+        std::vector<int64_t>{64});
+  auto shared_in_qwen3moe = tiny_qwen3moe();
+  shared_in_qwen3moe.shape.n_ff_shexp = 64;
+  CHECK_THROWS_WITH_AS(kiln::synth::make_model(shared_in_qwen3moe),
+                       Contains("a shared expert is not part of the qwen3moe architecture"), kiln::Error);
+}
+
+namespace {
+
+// gpt-oss's mixture on 3 layers, with a window of 8.
 SynthSpec tiny_gpt_oss() {
-  SynthSpec s = tiny("gpt-oss");
+  SynthSpec s = tiny_moe("gpt-oss");
   s.shape.n_layer = 3;
-  s.shape.n_expert = 4;
-  s.shape.n_expert_used = 2;
-  s.shape.n_ff_exp = 32;
   s.shape.n_swa = 8;
   return s;
 }

@@ -507,6 +507,19 @@ TEST_CASE("add_bias adds the same vector to every token, exactly") {
   }
 }
 
+TEST_CASE("add_biased adds a projection plus its bias to the residual, the bias to the projection first") {
+  constexpr int kN = 37;
+  const std::vector<float> x = random_floats(kMaxBatch * kN, 15);
+  const std::vector<float> y = random_floats(kMaxBatch * kN, 16);
+  const std::vector<float> bias = random_floats(kN, 17);
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<float> out = x;
+    in_parallel(threads, [&] { add_biased<kN>(y.data(), bias.data(), out.data(), kMaxBatch); });
+    for (int t = 0; t < kMaxBatch; ++t)
+      for (int i = 0; i < kN; ++i) CHECK(out[t * kN + i] == x[t * kN + i] + (y[t * kN + i] + bias[i]));
+  }
+}
+
 TEST_CASE("softmax") {
   for (int n : {1, 2, 9, 100}) {
     CAPTURE(n);

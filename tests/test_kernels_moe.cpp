@@ -123,4 +123,16 @@ TEST_CASE("add_experts: the weighted outputs summed slot by slot, then added") {
   CHECK(x == std::vector<float>{51.25f, 101.5f, 151.75f, 210, 420, 630});
 }
 
+TEST_CASE("add_experts: a shared expert's output, scaled by the sigmoid of its logit, joins the sum") {
+  constexpr int kCols = 3;
+  const std::vector<float> rows = {1, 2, 3, 10, 20, 30, 100, 200, 300};
+  const std::vector<int32_t> row_of = {2, 0, 1, 2};
+  const std::vector<float> weights = {0.5f, 0.25f, 1.0f, 2.0f};
+  const std::vector<float> shared = {4, 8, 12, 1, 2, 3};
+  const std::vector<float> logits = {0.0f, -1000.0f};  // sigmoid 0.5, and 0
+  std::vector<float> x = {1, 1, 1, 0, 0, 0};
+  add_experts<kCols, 2, true>(rows.data(), row_of.data(), weights.data(), x.data(), 2, shared.data(), logits.data());
+  CHECK(x == std::vector<float>{53.25f, 105.5f, 157.75f, 210, 420, 630});
+}
+
 }  // namespace

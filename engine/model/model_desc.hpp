@@ -52,6 +52,7 @@ struct Hyperparams {
   int n_expert_used = 0;   // experts each token is routed to
   int n_ff_exp = 0;        // one expert's feed-forward width
   bool expert_weights_norm = false;  // the selected experts' weights are scaled to sum to 1
+  int n_ff_shexp = 0;      // a shared expert's width, run on every token beside the routed ones (0: none)
 };
 
 // Calls f(identifier, label, field) for every field of h (const or not):
@@ -87,6 +88,7 @@ void visit_hparams(H& h, F&& f) {
   f("n_expert_used", "expert_used_count", h.n_expert_used);
   f("n_ff_exp", "expert_feed_forward_length", h.n_ff_exp);
   f("expert_weights_norm", "expert_weights_norm", h.expert_weights_norm);
+  f("n_ff_shexp", "expert_shared_feed_forward_length", h.n_ff_shexp);
 }
 
 // The tensor whose values divide each rotated pair's RoPE frequency in a

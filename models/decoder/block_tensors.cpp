@@ -8,7 +8,7 @@ namespace kiln::decoder {
 
 BlockSizes block_sizes(const Hyperparams& hp) {
   return {hp.n_embd, int64_t(hp.n_head) * hp.head_dim, int64_t(hp.n_head_kv) * hp.head_dim, hp.head_dim, hp.n_head,
-          hp.n_ff, hp.n_expert, hp.n_ff_exp};
+          hp.n_ff, hp.n_expert, hp.n_ff_exp, hp.n_ff_shexp};
 }
 
 std::vector<int64_t> tensor_dims(const BlockTensor& t, const BlockSizes& size) {

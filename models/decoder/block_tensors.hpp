@@ -55,11 +55,18 @@ struct LayerWeights {
   const float* ffn_gate_exps_bias;
   const float* ffn_up_exps_bias;
   const float* ffn_down_exps_bias;
+  // A shared expert (Qwen2-MoE): a SwiGLU feed-forward every token runs,
+  // scaled by the sigmoid of its gate, a matrix of one row.
+  const void* ffn_gate_inp_shexp;
+  const void* ffn_gate_shexp;
+  const void* ffn_up_shexp;
+  const void* ffn_down_shexp;
 };
 
 // A size that a tensor's shape is made of, from the hyperparameters
-// (Experts: the number of experts, ExpertFF: one expert's feed-forward width).
-enum class Dim { None, Embd, QDim, KvDim, HeadDim, Heads, FF, Experts, ExpertFF };
+// (Experts: the number of experts, ExpertFF: one expert's feed-forward width,
+// SharedFF: the shared expert's, One: a matrix of one row).
+enum class Dim { None, One, Embd, QDim, KvDim, HeadDim, Heads, FF, Experts, ExpertFF, SharedFF };
 
 struct BlockTensor {
   std::string_view name;  // in the GGUF, after "blk.<layer>."
@@ -100,6 +107,10 @@ inline constexpr BlockTensor kBlockTensors[] = {
     {"ffn_gate_exps.bias", Dim::ExpertFF, Dim::Experts, Dim::None, &LayerWeights::ffn_gate_exps_bias, nullptr},
     {"ffn_up_exps.bias", Dim::ExpertFF, Dim::Experts, Dim::None, &LayerWeights::ffn_up_exps_bias, nullptr},
     {"ffn_down_exps.bias", Dim::Embd, Dim::Experts, Dim::None, &LayerWeights::ffn_down_exps_bias, nullptr},
+    {"ffn_gate_inp_shexp.weight", Dim::Embd, Dim::One, Dim::None, nullptr, &LayerWeights::ffn_gate_inp_shexp},
+    {"ffn_gate_shexp.weight", Dim::Embd, Dim::SharedFF, Dim::None, nullptr, &LayerWeights::ffn_gate_shexp},
+    {"ffn_up_shexp.weight", Dim::Embd, Dim::SharedFF, Dim::None, nullptr, &LayerWeights::ffn_up_shexp},
+    {"ffn_down_shexp.weight", Dim::SharedFF, Dim::Embd, Dim::None, nullptr, &LayerWeights::ffn_down_shexp},
 };
 
 // A tensor that holds several matrices of kBlockTensors, their rows stacked
@@ -133,11 +144,12 @@ inline constexpr FusedTensor kFusedTensors[] = {
 
 // The sizes behind Dim for one model (q_dim: n_head * head_dim, kv_dim:
 // n_head_kv * head_dim, ff: the feed-forward width; experts and expert_ff 0
-// in a dense model).
+// in a dense model, shared_ff 0 without a shared expert).
 struct BlockSizes {
-  int64_t embd, q_dim, kv_dim, head_dim, heads, ff, experts, expert_ff;
+  int64_t embd, q_dim, kv_dim, head_dim, heads, ff, experts, expert_ff, shared_ff;
   constexpr int64_t operator()(Dim d) const {
     switch (d) {
+      case Dim::One: return 1;
       case Dim::Embd: return embd;
       case Dim::QDim: return q_dim;
       case Dim::KvDim: return kv_dim;
@@ -146,6 +158,7 @@ struct BlockSizes {
       case Dim::FF: return ff;
       case Dim::Experts: return experts;
       case Dim::ExpertFF: return expert_ff;
+      case Dim::SharedFF: return shared_ff;
       case Dim::None: break;
     }
     return 0;

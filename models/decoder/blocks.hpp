@@ -25,11 +25,13 @@ using kernels::Store;
 using kernels::Sync;
 
 // The matrices of a block, by role (their fields in LayerWeights and Types):
-// ffn_gate_inp is a mixture's router, and each *_exps role one expert's
-// matrix (its shape below; models/decoder/moe.hpp).
+// ffn_gate_inp is a mixture's router, each *_exps role one expert's
+// matrix (its shape below), each *_shexp role its shared expert's
+// (ffn_gate_inp_shexp: the one-row gate; models/decoder/moe.hpp).
 enum class Matrix {
   attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down,
-  ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps
+  ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps,
+  ffn_gate_inp_shexp, ffn_gate_shexp, ffn_up_shexp, ffn_down_shexp
 };
 
 template <class Types, Matrix M>
@@ -45,6 +47,10 @@ constexpr TensorType weight_type() {
   if constexpr (M == Matrix::ffn_gate_exps) return Types::ffn_gate_exps;
   if constexpr (M == Matrix::ffn_up_exps) return Types::ffn_up_exps;
   if constexpr (M == Matrix::ffn_down_exps) return Types::ffn_down_exps;
+  if constexpr (M == Matrix::ffn_gate_inp_shexp) return Types::ffn_gate_inp_shexp;
+  if constexpr (M == Matrix::ffn_gate_shexp) return Types::ffn_gate_shexp;
+  if constexpr (M == Matrix::ffn_up_shexp) return Types::ffn_up_shexp;
+  if constexpr (M == Matrix::ffn_down_shexp) return Types::ffn_down_shexp;
 }
 
 // A matrix's input and output sizes.
@@ -53,6 +59,7 @@ constexpr int matrix_cols() {
   if constexpr (M == Matrix::attn_output) return Activations<C>::q_dim;
   if constexpr (M == Matrix::ffn_down) return C::n_ff;
   if constexpr (M == Matrix::ffn_down_exps) return C::n_ff_exp;
+  if constexpr (M == Matrix::ffn_down_shexp) return C::n_ff_shexp;
   return C::n_embd;
 }
 template <class C, Matrix M>
@@ -62,6 +69,8 @@ constexpr int matrix_rows() {
   if constexpr (M == Matrix::ffn_gate || M == Matrix::ffn_up) return C::n_ff;
   if constexpr (M == Matrix::ffn_gate_inp) return C::n_expert;
   if constexpr (M == Matrix::ffn_gate_exps || M == Matrix::ffn_up_exps) return C::n_ff_exp;
+  if constexpr (M == Matrix::ffn_gate_inp_shexp) return 1;
+  if constexpr (M == Matrix::ffn_gate_shexp || M == Matrix::ffn_up_shexp) return C::n_ff_shexp;
   return C::n_embd;
 }
 
@@ -225,6 +234,13 @@ template <class P>
 kernels::MatmulInput geglu(const P& p) {
   p.step.run(KernelKind::Other, kernels::geglu<P::C::n_ff>, &p.s.gate[0][0], &p.s.up[0][0], p.n);
   return input<Matrix::ffn_down>(p, p.s.gate);
+}
+
+// x += y + bias over the batch: a block's output and its bias, into the
+// residual stream.
+template <class P, size_t B, size_t N>
+void add_biased(const P& p, const float (&y)[B][N], const float* bias) {
+  p.step.run(KernelKind::Other, kernels::add_biased<int(N)>, &y[0][0], bias, &p.s.x[0][0], p.n);
 }
 
 // x += rmsnorm(y) * weight over the batch: a block's output through its

@@ -140,7 +140,7 @@ struct Activations {
   static constexpr int q_dim = C::n_head * C::head_dim;
   static constexpr int kv_dim = KvCache<C>::kv_dim;
   // The widest matmul input, in whole Q8 blocks.
-  static constexpr int q8_cols = (std::max({C::n_embd, q_dim, C::n_ff}) + 31) / 32 * 32;
+  static constexpr int q8_cols = (std::max({C::n_embd, q_dim, C::n_ff, C::n_ff_shexp}) + 31) / 32 * 32;
 
   alignas(64) float x[C::max_batch][C::n_embd];   // residual stream
   alignas(64) float xn[C::max_batch][C::n_embd];  // normalized block input, or a block's output before its norm

@@ -11,6 +11,18 @@
 
 namespace kiln::decoder {
 
+// A shared expert's (Qwen2-MoE), beside the routed ones: one row per token.
+template <class C, bool = (C::n_ff_shexp > 0)>
+struct SharedExpertActivations {};
+
+template <class C>
+struct SharedExpertActivations<C, true> {
+  alignas(64) float gate_logit[C::max_batch][1];  // its gate's, before the sigmoid
+  alignas(64) float gate[C::max_batch][C::n_ff_shexp];
+  alignas(64) float up[C::max_batch][C::n_ff_shexp];
+  alignas(64) float out[C::max_batch][C::n_embd];
+};
+
 template <class C, bool = (C::n_expert > 0)>
 struct MoeActivations {};
 
@@ -35,6 +47,7 @@ struct MoeActivations<C, true> {
   alignas(64) int8_t q8[kRows * kQ8Cols];
   alignas(64) float q8_scale[kRows * kQ8Cols / 32];
   alignas(64) int32_t q8_sum[kRows * kQ8Cols / kernels::kQ8HalfElems];
+  [[no_unique_address]] SharedExpertActivations<C> shared;
 
   kernels::Q8Out q8_out() { return {q8, q8_scale, q8_sum}; }
   // The input at f ([kRows][cols]), in both forms.

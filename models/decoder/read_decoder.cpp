@@ -57,6 +57,15 @@ std::vector<TensorRule> tensor_rules(const GgufFile& f, const Hyperparams& hp, c
   return rules;
 }
 
+// Shapes compared as llama.cpp's loader compares them: trailing dimensions
+// of 1 do not count (they change no byte's place), so Qwen2-MoE's shared
+// expert gate may be [n_embd, 1], as its converter writes it, or [n_embd].
+bool same_shape(std::vector<int64_t> a, std::vector<int64_t> b) {
+  while (a.size() > 1 && a.back() == 1) a.pop_back();
+  while (b.size() > 1 && b.back() == 1) b.pop_back();
+  return a == b;
+}
+
 int positive_int(const GgufFile& f, const std::string& key, uint64_t value) {
   if (value == 0 || value > (1u << 30))
     throw Error(f.path() + ": key '" + key + "' has implausible value " + std::to_string(value));
@@ -140,6 +149,8 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& arch) {
   } else if (f.get_uint_or(p + "expert_count", 0) > 0) {
     fail("mixture-of-experts models of the " + d.arch + " architecture are not supported");
   }
+  if (std::ranges::find(arch.block, "ffn_gate_shexp.weight") != arch.block.end())
+    hp.n_ff_shexp = optional("expert_shared_feed_forward_length", hp.n_ff);  // llama.cpp's default
   hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   hp.rope_freqs = f.find_tensor("rope_freqs.weight") != nullptr;
   if (hp.rope_freqs && arch.rope_factors != RopeFactors::Freqs)
@@ -173,7 +184,7 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& arch) {
   for (const auto& rule : tensor_rules(f, hp, arch)) {
     const GgufTensor* t = f.find_tensor(rule.name);
     if (!t) fail("tensor '" + rule.name + "' is missing");
-    if (t->dims != rule.dims)
+    if (!same_shape(t->dims, rule.dims))
       fail("tensor '" + rule.name + "' has shape " + dims_text(t->dims) + ", the hyperparameters imply " +
            dims_text(rule.dims));
     if (rule.float_only && t->type != TensorType::F32)
@@ -184,7 +195,8 @@ ModelDesc read_decoder(const GgufFile& f, const Architecture& arch) {
   for (const auto& t : f.tensors()) {
     if (used.count(t.name)) continue;
     if (t.name.find("_shexp") != std::string::npos)
-      fail("tensor '" + t.name + "' is a shared expert (Qwen2-MoE style), which kiln does not support");
+      fail("tensor '" + t.name + "' is a shared expert, which the " + d.arch +
+           " architecture does not have (qwen2moe's blocks do)");
     fail("tensor '" + t.name + "' is not part of the " + d.arch + " architecture as kiln implements it");
   }
   return d;

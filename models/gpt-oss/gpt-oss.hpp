@@ -26,10 +26,9 @@ struct GptOss {
     add_bias(p, s.k_new, w.attn_k_bias);
     add_bias(p, s.v_new, w.attn_v_bias);
     self_attention(p, w.attn_sinks);
-    // llama.cpp adds the bias to the projection before the residual; here
-    // it joins the residual after it: one rounding of x apart.
-    attention_output<Store::Add>(p, w, s.x);
-    add_bias(p, s.x, w.attn_output_bias);
+    // The bias joins the projection before the residual, as in llama.cpp.
+    attention_output<Store::Replace>(p, w, s.xn);
+    add_biased(p, s.xn, w.attn_output_bias);
     moe_ffn<moe>(p, w, w.attn_post_norm);
   }
 };

@@ -9,8 +9,9 @@ namespace kiln::qwen2 {
 struct Qwen2 {
   static constexpr kernels::RopeStyle rope_style = kernels::RopeStyle::Neox;
 
+  // x += the attention block of x: also Qwen2-MoE's (models/qwen2moe/).
   template <class P>
-  static void layer(const P& p, const decoder::LayerWeights& w) {
+  static void attention(const P& p, const decoder::LayerWeights& w) {
     using namespace decoder;
     auto& s = p.s;
     qkv(p, w);
@@ -19,8 +20,14 @@ struct Qwen2 {
     add_bias(p, s.v_new, w.attn_v_bias);
     self_attention(p);
     attention_output<Store::Add>(p, w, s.x);
+  }
+
+  template <class P>
+  static void layer(const P& p, const decoder::LayerWeights& w) {
+    using namespace decoder;
+    attention(p, w);
     gate_up(p, w);
-    matmul<Matrix::ffn_down, Store::Add>(p, w.ffn_down, swiglu(p), s.x);
+    matmul<Matrix::ffn_down, Store::Add>(p, w.ffn_down, swiglu(p), p.s.x);
   }
 };
 

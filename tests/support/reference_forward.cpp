@@ -182,7 +182,7 @@ ReferenceModel::ReferenceModel(const GgufFile& file, bool f16_kv, int n_ctx)
       wk = matrix(file, b + "attn_k.weight");
       wv = matrix(file, b + "attn_v.weight");
     }
-    const bool dense = h.n_expert == 0;
+    const bool dense = h.n_expert == 0, shared = h.n_ff_shexp > 0;
     Matrix w_gate, w_up;
     if (h.gate_up_fused) {
       const Matrix gate_up = matrix(file, b + "ffn_up.weight");
@@ -202,7 +202,9 @@ ReferenceModel::ReferenceModel(const GgufFile& file, bool f16_kv, int n_ctx)
                        optional(h.qk_norm, "attn_k_norm.weight"), optional(h.gemma, "post_attention_norm.weight"),
                        optional(h.gemma, "post_ffw_norm.weight"), optional(!dense, "ffn_gate_inp.weight"), {},
                        optional(h.gpt_oss, "attn_output.bias"), optional(h.gpt_oss, "attn_sinks.weight"),
-                       optional(h.gpt_oss, "ffn_gate_inp.bias")});
+                       optional(h.gpt_oss, "ffn_gate_inp.bias"), optional(shared, "ffn_gate_inp_shexp.weight"),
+                       optional(shared, "ffn_gate_shexp.weight"), optional(shared, "ffn_up_shexp.weight"),
+                       optional(shared, "ffn_down_shexp.weight")});
     // The experts' tensors are [cols, rows, n_expert]: expert e's rows follow expert e - 1's.
     if (!dense) {
       const Matrix gate = matrix(file, b + "ffn_gate_exps.weight"), up = matrix(file, b + "ffn_up_exps.weight"),
@@ -229,7 +231,10 @@ ReferenceModel::ReferenceModel(const GgufFile& file, bool f16_kv, int n_ctx)
 // n_expert_used most probable experts (ggml_argsort_top_k: descending), their
 // probabilities divided by their sum (clamped below at 6.103515625e-5) as
 // weights, and each selected expert's SwiGLU output times its weight, summed
-// in that order.
+// in that order. qwen2moe's (qwen2moe.cpp): the same without dividing by the
+// sum, plus the shared expert: a SwiGLU feed-forward of xn (build_ffn,
+// LLM_FFN_SILU, LLM_FFN_PAR) times sigmoid(ffn_gate_inp_shexp . xn), added
+// to the experts' sum.
 //
 // gpt-oss's (openai-moe.cpp: SOFTMAX_WEIGHT gating, LLM_FFN_SWIGLU_OAI_MOE):
 // the router's logits plus its bias, the n_expert_used largest, a softmax
@@ -292,12 +297,17 @@ std::vector<float> ReferenceModel::feed_forward(const Layer& w, const std::vecto
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return probs[a] > probs[b]; });
   double chosen = 0;
   for (int i = 0; i < h.n_expert_used; ++i) chosen += probs[order[i]];
-  chosen = std::max(chosen, 6.103515625e-5);
+  chosen = h.expert_weights_norm ? std::max(chosen, 6.103515625e-5) : 1.0;
   std::vector<double> sum(size_t(h.n_embd), 0.0);
   for (int i = 0; i < h.n_expert_used; ++i) {
     const Expert& expert = w.experts[order[i]];
     const std::vector<float> out = swiglu_ffn(expert.gate, expert.up, expert.down, h.n_ff_exp);
     for (int j = 0; j < h.n_embd; ++j) sum[j] += probs[order[i]] / chosen * out[j];
+  }
+  if (h.n_ff_shexp > 0) {
+    const double gate = 1.0 / (1.0 + std::exp(-double(matvec(w.shexp_gate_inp, xn, 1)[0])));
+    const std::vector<float> out = swiglu_ffn(w.shexp_gate, w.shexp_up, w.shexp_down, h.n_ff_shexp);
+    for (int j = 0; j < h.n_embd; ++j) sum[j] += gate * out[j];
   }
   return std::vector<float>(sum.begin(), sum.end());
 }

@@ -68,6 +68,7 @@ class ReferenceModel {
     Matrix router;                         // qwen3moe, gpt-oss: in place of w_gate, w_up, w_down
     std::vector<Expert> experts;
     Matrix bo, sinks, router_bias;         // gpt-oss
+    Matrix shexp_gate_inp, shexp_gate, shexp_up, shexp_down;  // qwen2moe
   };
   std::vector<float> feed_forward(const Layer& w, const std::vector<float>& xn) const;
   ReferenceHparams hp_;

@@ -11,9 +11,9 @@ ReferenceHparams read_reference_hparams(const GgufFile& f) {
   h.arch = f.get_string("general.architecture");
   // llama.cpp's rope types (llama_model_rope_type): LLAMA_ROPE_TYPE_NORM
   // (adjacent pairs) for llama and smollm3, LLAMA_ROPE_TYPE_NEOX (halves) for
-  // qwen2, qwen3, gemma3, phi3, qwen3moe and gpt-oss.
+  // qwen2, qwen3, gemma3, phi3, qwen3moe, qwen2moe and gpt-oss.
   if (h.arch == "qwen2" || h.arch == "qwen3" || h.arch == "gemma3" || h.arch == "phi3" || h.arch == "qwen3moe" ||
-      h.arch == "gpt-oss")
+      h.arch == "qwen2moe" || h.arch == "gpt-oss")
     h.rope_halves = true;
   else if (h.arch != "llama" && h.arch != "smollm3")
     throw Error("reference: architecture '" + h.arch + "' is not implemented");
@@ -83,14 +83,20 @@ ReferenceHparams read_reference_hparams(const GgufFile& f) {
     if (h.n_layer == 62) h.attn_scale = 1.0 / std::sqrt(double(h.n_embd / h.n_head));
     h.final_logit_softcap = f.get_float_or(p + "final_logit_softcapping", 0.0);
   }
-  // src/models/qwen3moe.cpp: expert_count and expert_used_count (required
-  // there), expert_feed_forward_length (else n_ff / n_expert_used); its
-  // build_moe_ffn call normalizes the weights whatever the file says.
-  if (h.arch == "qwen3moe") {
+  // src/models/qwen3moe.cpp and qwen2moe.cpp: expert_count and
+  // expert_used_count (required there), expert_feed_forward_length (else
+  // n_ff / n_expert_used); qwen3moe's build_moe_ffn call normalizes the
+  // weights whatever the file says, qwen2moe's never does (norm_w = false,
+  // no scale: the file's expert_weights_norm and expert_weights_scale are not
+  // read). qwen2moe's shared expert: expert_shared_feed_forward_length, else n_ff.
+  if (h.arch == "qwen3moe" || h.arch == "qwen2moe") {
     h.n_expert = count("expert_count");
     h.n_expert_used = count("expert_used_count");
     h.n_ff_exp = static_cast<int>(f.get_uint_or(p + "expert_feed_forward_length", uint64_t(h.n_ff / h.n_expert_used)));
+    h.expert_weights_norm = h.arch == "qwen3moe";
   }
+  if (h.arch == "qwen2moe")
+    h.n_ff_shexp = static_cast<int>(f.get_uint_or(p + "expert_shared_feed_forward_length", uint64_t(h.n_ff)));
   // src/models/openai-moe.cpp: attention.sliding_window required, the
   // pattern 2 (even layers slide) unless the file says otherwise, the SWA
   // layers' base rope.freq_base_swa (default: rope.freq_base) and the same

@@ -11,7 +11,7 @@
 namespace kiln::test {
 
 struct ReferenceHparams {
-  std::string arch;  // general.architecture: llama, qwen2, qwen3, gemma3, smollm3, phi3, qwen3moe or gpt-oss
+  std::string arch;  // general.architecture: llama, qwen2, qwen3, gemma3, smollm3, phi3, qwen3moe, qwen2moe or gpt-oss
   int n_embd = 0, n_layer = 0, n_ff = 0, n_head = 0, n_head_kv = 0, head_dim = 0, n_rot = 0, n_vocab = 0, n_ctx = 0;
   double rms_eps = 0;
   double rope_base = 0;
@@ -32,9 +32,12 @@ struct ReferenceHparams {
   double rope_base_swa = 0;        // the sliding layers' RoPE base (no scaling there, but in gpt-oss)
   int no_rope_step = 0;            // smollm3: layer l has no RoPE when (l + 1) % step == 0
   double final_logit_softcap = 0;  // logits = cap * tanh(logits / cap) when > 0
-  // qwen3moe: a mixture of n_expert experts of width n_ff_exp in place of the
-  // feed-forward, n_expert_used per token, their weights normalized.
-  int n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
+  // qwen3moe, qwen2moe: a mixture of n_expert experts of width n_ff_exp in
+  // place of the feed-forward, n_expert_used per token, their weights
+  // normalized (qwen3moe) or not (qwen2moe); qwen2moe's shared expert of
+  // width n_ff_shexp on every token, scaled by the sigmoid of its gate.
+  int n_expert = 0, n_expert_used = 0, n_ff_exp = 0, n_ff_shexp = 0;
+  bool expert_weights_norm = false;
   // YaRN RoPE scaling (gpt-oss): ggml's rope_yarn with ext_factor 1, the
   // ramp between the pairs beta_fast and beta_slow name, over n_ctx_orig.
   bool yarn = false;
