@@ -1,8 +1,9 @@
 // Reasoning told apart from content (apps/server/reasoning*, choice_reply):
 // which markers a template's text shows, whether a prompt leaves the block
 // open, the split of a reply however its text is cut into pieces (a stream's
-// deltas add up to the whole answer's parts), tool calls read after
-// reasoning, and the request fields and template variables that steer it.
+// deltas add up to the whole answer's parts), where the worker sees the
+// block and when a budget ends it, tool calls read after reasoning, and the
+// request fields and template variables that steer it.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -11,6 +12,8 @@
 #include "apps/server/choice_reply.hpp"
 #include "apps/server/openai_request.hpp"
 #include "apps/server/reasoning.hpp"
+#include "apps/server/reasoning_block.hpp"
+#include "apps/server/reasoning_budget.hpp"
 #include "apps/server/reasoning_reply.hpp"
 #include "apps/server/template_kwargs.hpp"
 #include "engine/error/error.hpp"
@@ -104,13 +107,74 @@ TEST_CASE("a stream sends reasoning as it comes, and holds back only what may be
   CHECK(reply.finish().content.empty());
 }
 
+TEST_CASE("the worker's view of the block: inside it, and where the content begins") {
+  const size_t npos = std::string::npos;
+  ReasoningBlock opened(kThink, false);
+  opened.update(" <thi");
+  CHECK_FALSE(opened.inside());
+  CHECK(opened.content_from() == npos);  // may still open
+  opened.update(" <think>\nI could call <tool_call>");
+  CHECK(opened.inside());
+  CHECK(opened.content_from() == npos);
+  opened.update(" <think>\nI could call <tool_call></thi");
+  CHECK(opened.inside());
+  const std::string reply = " <think>\nI could call <tool_call></think>\n\n<tool_call>";
+  opened.update(reply);
+  CHECK_FALSE(opened.inside());
+  CHECK(opened.content_from() == reply.find("\n\n<tool_call>"));
+
+  ReasoningBlock none(kThink, false);
+  none.update("Hello <think>");
+  CHECK_FALSE(none.inside());
+  CHECK(none.content_from() == 0);
+
+  ReasoningBlock prompt_opened(kThink, true);
+  CHECK(prompt_opened.inside());
+  prompt_opened.update("a</think>b");
+  CHECK(prompt_opened.content_from() == 9);
+
+  const ReasoningSyntax no_reasoning;
+  CHECK(ReasoningBlock(no_reasoning, false).content_from() == 0);
+}
+
+TEST_CASE("a reasoning budget forces the close after that many tokens inside the block") {
+  const std::vector<int32_t> close = {7, 8};
+  ReasoningBudget budget(2, close, false);
+  const auto token = [&](bool was_inside, bool inside, std::string_view text = "a") {
+    budget.counted(was_inside, inside, text);
+    return budget.forced_token();
+  };
+  CHECK(budget.forced_token() == std::nullopt);
+  CHECK(token(false, true) == std::nullopt);  // the open marker's token
+  CHECK(token(true, true) == std::nullopt);
+  CHECK(token(true, true, "\xe4\xb8") == std::nullopt);  // a character cut in two is finished first
+  CHECK(token(true, true, "\xad") == 7);
+  CHECK(token(true, true) == 8);
+  CHECK(token(true, false) == std::nullopt);
+  CHECK(token(false, false) == std::nullopt);
+
+  ReasoningBudget natural(2, close, false);
+  natural.counted(false, true, "a");
+  natural.counted(true, false, "a");  // the model closed it within the budget
+  natural.counted(false, false, "a");
+  natural.counted(false, false, "a");
+  CHECK(natural.forced_token() == std::nullopt);
+
+  CHECK(ReasoningBudget(0, close, true).forced_token() == 7);  // the prompt opened it: closed at once
+  ReasoningBudget zero(0, close, false);
+  CHECK(zero.forced_token() == std::nullopt);
+  zero.counted(false, true, "<think>");
+  CHECK(zero.forced_token() == 7);
+}
+
 TEST_CASE("tool calls after reasoning are read from the content") {
   Job job;
   job.request.endpoint = Endpoint::ChatCompletions;
   job.request.reasoning_format = ReasoningFormat::Auto;
   job.request.tools = {Tool{"get_time", R"({"type": "object", "properties": {}})", ""}};
   job.prompt.rendered = chat::Text("<|im_start|>assistant\n");
-  const std::string text = "<think>\nThe user wants the time.\n</think>\n\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>";
+  // A marker in the reasoning is reasoning, not a call.
+  const std::string text = "<think>\nThe user wants the time: <tool_call>.\n</think>\n\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>";
   for (size_t step : {size_t{1}, text.size()}) {
     ChoiceReply reply(job, ToolCallFormat::Hermes, kThink);
     std::string reasoning, content;
@@ -122,7 +186,7 @@ TEST_CASE("tool calls after reasoning are read from the content") {
     CompletionResult result;
     result.finish_reason = "stop";
     const FinishedReply rest = reply.finish(result);
-    CHECK(reasoning + rest.text.reasoning == "The user wants the time.");
+    CHECK(reasoning + rest.text.reasoning == "The user wants the time: <tool_call>.");
     CHECK(content + rest.text.content == "");
     REQUIRE(rest.calls.size() == 1);
     CHECK(rest.calls[0].name == "get_time");
@@ -133,8 +197,22 @@ TEST_CASE("tool calls after reasoning are read from the content") {
   const std::string sent = reply.push(text).content;
   CompletionResult result;
   const FinishedReply rest = reply.finish(result);
-  CHECK(sent + rest.text.content == "<think>\nThe user wants the time.\n</think>\n\n");  // what a stream sends before the call
-  CHECK(rest.calls.size() == 1);
+  CHECK(sent + rest.text.content == "<think>\nThe user wants the time: <tool_call>.\n</think>\n\n");  // what a stream sends before the call
+  REQUIRE(rest.calls.size() == 1);
+  CHECK(rest.calls[0].name == "get_time");
+  for (size_t step : {size_t{1}, text.size()}) {  // and streamed: the reasoning goes as it comes
+    ChoiceReply pieces(job, ToolCallFormat::Hermes, kThink);
+    std::string streamed;
+    for (size_t at = 0; at < text.size(); at += step) streamed += pieces.push(text.substr(at, step)).content;
+    CHECK(streamed + pieces.finish(result).text.content == "<think>\nThe user wants the time: <tool_call>.\n</think>\n\n");
+  }
+  // A block that never closes is all reasoning: a call in it is text.
+  ChoiceReply cut(job, ToolCallFormat::Hermes, kThink);
+  const std::string unclosed = "<think>\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>";
+  const std::string cut_sent = cut.push(unclosed).content;
+  const FinishedReply cut_rest = cut.finish(result);
+  CHECK(cut_sent + cut_rest.text.content == unclosed);
+  CHECK(cut_rest.calls.empty());
 }
 
 TEST_CASE("reasoning_format and chat_template_kwargs in requests; the server's defaults under them") {
@@ -155,6 +233,14 @@ TEST_CASE("reasoning_format and chat_template_kwargs in requests; the server's d
   }
   CHECK_THROWS_AS(chat(R"(, "chat_template_kwargs": [1])"), RequestError);
   CHECK(chat(R"(, "chat_template_kwargs": {"enable_thinking": false})").chat_template_kwargs == R"({"enable_thinking":false})");
+  CHECK(chat("").reasoning_budget == -1);
+  CHECK(chat("").reasoning_budget_message == std::nullopt);
+  CHECK(chat(R"(, "reasoning_budget_tokens": 12)").reasoning_budget == 12);
+  CHECK(chat(R"(, "thinking_budget_tokens": 3)").reasoning_budget == 3);
+  CHECK(chat(R"(, "reasoning_budget_message": "Enough.")").reasoning_budget_message == "Enough.");
+  CHECK_THROWS_AS(chat(R"(, "reasoning_budget_tokens": -2)"), RequestError);
+  CHECK_THROWS_AS(chat(R"(, "reasoning_budget_tokens": "many")"), RequestError);
+  CHECK_THROWS_AS(chat(R"(, "reasoning_budget_message": 1)"), RequestError);
   const CompletionRequest withReasoning = parse_completion_request(
       R"({"messages": [{"role": "assistant", "content": "4", "reasoning_content": "2 + 2"}]})", Endpoint::ChatCompletions);
   CHECK(withReasoning.messages[0].reasoning_content == "2 + 2");

@@ -33,6 +33,13 @@ ReasoningSyntax detect_reasoning_syntax(std::string_view source) {
   return {};
 }
 
+ReplyStart reply_start(const ReasoningSyntax& syntax, std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  const std::string_view rest = first == std::string_view::npos ? "" : text.substr(first);
+  if (syntax.open.starts_with(rest)) return {};
+  return {true, rest.starts_with(syntax.open) ? first + syntax.open.size() : std::string_view::npos};
+}
+
 bool starts_in_reasoning(const ReasoningSyntax& syntax, std::string_view prompt) {
   if (syntax.empty()) return false;
   const size_t end = prompt.find_last_not_of(" \t\r\n");

@@ -37,6 +37,16 @@ struct ReasoningSyntax {
 // Told from the template's text, as detect_tool_call_format tells calls.
 ReasoningSyntax detect_reasoning_syntax(std::string_view template_source);
 
+// How a reply that starts with `text` begins: not yet known while `text`,
+// after whitespace, may still become the open marker; else whether it opens
+// the block (the block opens only at the reply's start, as llama-server reads
+// it; later its marker is text), and where the reasoning then starts.
+struct ReplyStart {
+  bool known = false;
+  size_t reasoning_from = std::string_view::npos;  // known: after the open marker; npos: no block
+};
+ReplyStart reply_start(const ReasoningSyntax& syntax, std::string_view text);
+
 // Whether a reply to `prompt` starts inside the reasoning: the template
 // opened the block at the end of the prompt (DeepSeek-R1, Qwen3.5) and left
 // it to the model to close.

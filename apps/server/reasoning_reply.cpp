@@ -47,14 +47,12 @@ ReplyParts ReasoningReply::push(std::string_view piece) {
 
 ReplyParts ReasoningReply::split_held() {
   ReplyParts out;
-  // The block opens only where the reply starts (after whitespace).
   if (may_open_) {
-    const size_t first = held_.find_first_not_of(kSpace);
-    const std::string_view rest = first == std::string::npos ? "" : std::string_view(held_).substr(first);
-    if (syntax_.open.starts_with(rest)) return out;  // may still become the marker
+    const ReplyStart start = reply_start(syntax_, held_);
+    if (!start.known) return out;  // may still become the marker
     may_open_ = false;
-    if (rest.starts_with(syntax_.open)) {
-      held_.erase(0, first + syntax_.open.size());
+    if (start.reasoning_from != std::string::npos) {
+      held_.erase(0, start.reasoning_from);
       inside_ = true;
     }
   }
