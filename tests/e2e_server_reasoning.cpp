@@ -216,4 +216,21 @@ TEST_CASE("a reasoning budget ends the reasoning after that many tokens; a call'
     CHECK(m.value("reasoning_content", m["content"].get<std::string>()).find("<tool_call>") != std::string::npos);
     CHECK(m == message(server, without_tools));
   }
+  // Qwen3-Coder and Qwen3.5's format: there the marker ends the reasoning and
+  // starts the call, constrained to the function's schema.
+  ServerProcess xml(SERVER_BIN, {"--chat-template-file",
+                                 write_template(dir, "xml.jinja", "{# <tool_call><function= #}" + kOpensBlock)});
+  for (const char* format : {"auto", "none"}) {
+    INFO(format);
+    const json body = chat({{"max_tokens", 100}, {"tools", json::array({tool})}, {"reasoning_budget_tokens", 3},
+                            {"reasoning_budget_message", " <tool_call>"}, {"parallel_tool_calls", false},
+                            {"reasoning_format", format}});
+    const json choice = post(xml, "/v1/chat/completions", body.dump()).body["choices"][0];
+    CHECK(choice["finish_reason"] == "tool_calls");
+    REQUIRE(choice["message"]["tool_calls"].size() == 1);
+    CHECK(choice["message"]["tool_calls"][0]["function"]["name"] == "get_time");
+    const json& m = choice["message"];  // content is null beside calls, unless it holds the reasoning (none)
+    const std::string reasoning = m.contains("reasoning_content") ? m["reasoning_content"] : m["content"];
+    CHECK(reasoning.find("<tool_call>") == std::string::npos);
+  }
 }

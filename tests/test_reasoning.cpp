@@ -25,6 +25,8 @@ namespace {
 const ReasoningSyntax kThink = detect_reasoning_syntax("{{ '<think>' }}");
 const ReasoningSyntax kHarmony = detect_reasoning_syntax("<|start|>{{ m }}<|channel|>");
 const ReasoningSyntax kGemma = detect_reasoning_syntax("<|turn>model\n<|channel>thought\n<channel|>");
+// Qwen3-Coder and Qwen3.5: a call's marker also ends the reasoning.
+const ReasoningSyntax kQwenXml = detect_reasoning_syntax("<think> <tool_call>\n<function=");
 
 // The parts of `text` given to a ReasoningReply in pieces of `step` bytes
 // (0: whole), added up as a client adds up a stream's deltas.
@@ -83,6 +85,10 @@ TEST_CASE("reasoning and content, however the reply is cut into pieces") {
   check_split(kHarmony, "<|channel|>analysis<|message|>cut", "cut", "");
   check_split(kHarmony, "<|channel|>final<|message|>4", "", "4");
   check_split(kGemma, "<|channel>thought\nSimple.<channel|>4", "Simple.", "4");
+  CHECK(kThink.call_closes.empty());
+  CHECK(kQwenXml.call_closes == "<tool_call>");
+  check_split(kQwenXml, "<think>\nI call it.\n<tool_call>\n<function=f>", "I call it.", "<tool_call>\n<function=f>");
+  check_split(kThink, "<think>\nI call it.\n<tool_call>\n</think>", "I call it.\n<tool_call>", "");
 }
 
 TEST_CASE("deepseek-legacy: the content is the reply as written, the reasoning apart too") {
@@ -135,6 +141,15 @@ TEST_CASE("the worker's view of the block: inside it, and where the content begi
 
   const ReasoningSyntax no_reasoning;
   CHECK(ReasoningBlock(no_reasoning, false).content_from() == 0);
+
+  ReasoningBlock call_ends(kQwenXml, true);  // Qwen3-Coder, Qwen3.5: the call's marker ends the reasoning
+  call_ends.update("I call it. <tool_c");
+  CHECK(call_ends.inside());
+  call_ends.update("I call it. <tool_call>\n<function=f>");
+  CHECK(call_ends.content_from() == 11);
+  ReasoningBlock close_first(kQwenXml, true);
+  close_first.update("a</think><tool_call>");
+  CHECK(close_first.content_from() == 9);
 }
 
 TEST_CASE("a reasoning budget forces the close after that many tokens inside the block") {
@@ -150,8 +165,15 @@ TEST_CASE("a reasoning budget forces the close after that many tokens inside the
   CHECK(token(true, true, "\xe4\xb8") == std::nullopt);  // a character cut in two is finished first
   CHECK(token(true, true, "\xad") == 7);
   CHECK(token(true, true) == 8);
-  CHECK(token(true, false) == std::nullopt);
+  CHECK(token(true, false) == std::nullopt);  // the close: done
   CHECK(token(false, false) == std::nullopt);
+
+  ReasoningBudget ended_early(1, close, true);
+  CHECK(ended_early.forced_token() == std::nullopt);
+  ended_early.counted(true, true, "a");
+  CHECK(ended_early.forced_token() == 7);
+  ended_early.counted(true, false, "<tool_call>");  // the forced text ended the block (Qwen3.5's call marker)
+  CHECK(ended_early.forced_token() == std::nullopt);
 
   ReasoningBudget natural(2, close, false);
   natural.counted(false, true, "a");
@@ -206,6 +228,25 @@ TEST_CASE("tool calls after reasoning are read from the content") {
     for (size_t at = 0; at < text.size(); at += step) streamed += pieces.push(text.substr(at, step)).content;
     CHECK(streamed + pieces.finish(result).text.content == "<think>\nThe user wants the time: <tool_call>.\n</think>\n\n");
   }
+  // Qwen3-Coder and Qwen3.5: the call's marker ends the reasoning, and the call is read.
+  const std::string xml = "<think>\nThe time.\n<tool_call>\n<function=get_time>\n</function>\n</tool_call>";
+  for (const ReasoningFormat format : {ReasoningFormat::Auto, ReasoningFormat::None})
+    for (size_t step : {size_t{1}, xml.size()}) {
+      job.request.reasoning_format = format;
+      ChoiceReply qwen(job, ToolCallFormat::QwenXml, kQwenXml);
+      ReplyParts parts;
+      for (size_t at = 0; at < xml.size(); at += step) {
+        const ReplyParts p = qwen.push(xml.substr(at, step));
+        parts.reasoning += p.reasoning;
+        parts.content += p.content;
+      }
+      const FinishedReply qwen_rest = qwen.finish(result);
+      CHECK(parts.reasoning + qwen_rest.text.reasoning == (format == ReasoningFormat::None ? "" : "The time."));
+      CHECK(parts.content + qwen_rest.text.content == (format == ReasoningFormat::None ? "<think>\nThe time.\n" : ""));
+      REQUIRE(qwen_rest.calls.size() == 1);
+      CHECK(qwen_rest.calls[0].name == "get_time");
+    }
+  job.request.reasoning_format = ReasoningFormat::None;
   // A block that never closes is all reasoning: a call in it is text.
   ChoiceReply cut(job, ToolCallFormat::Hermes, kThink);
   const std::string unclosed = "<think>\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>";

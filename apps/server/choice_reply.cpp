@@ -21,7 +21,7 @@ ReplyParts ChoiceReply::push_written(const std::string& piece) {
   const size_t content_from = written_block_->content_from();
   // While the reply may still open the block, it waits; inside it, it goes.
   const size_t reasoning_end = content_from != std::string::npos ? content_from
-                               : written_block_->inside()        ? written_.size()
+                               : written_block_->inside()        ? written_block_->reasoning_known()
                                                                  : passed_;
   ReplyParts out;
   if (reasoning_end > passed_) {

@@ -26,10 +26,11 @@ ReasoningSyntax detect_reasoning_syntax(std::string_view source) {
   // as a new message on the final channel, whose header is no content.
   if (has("<|channel|>"))
     return {"<|channel|>analysis<|message|>", "<|end|>", {"<|start|>assistant", "<|channel|>final<|message|>"},
-            {"<|channel|>", "<|message|>", "<|start|>", "<|end|>"}};
-  if (has("<|channel>")) return {"<|channel>thought", "<channel|>", {}, {"<|channel>", "<channel|>"}};  // Gemma 4
+            {"<|channel|>", "<|message|>", "<|start|>", "<|end|>"}, ""};
+  if (has("<|channel>")) return {"<|channel>thought", "<channel|>", {}, {"<|channel>", "<channel|>"}, ""};  // Gemma 4
   // A vocabulary may have them as control tokens too.
-  if (has("<think>")) return {"<think>", "</think>", {}, {"<think>", "</think>"}};
+  if (has("<think>"))
+    return {"<think>", "</think>", {}, {"<think>", "</think>"}, has("<function=") ? "<tool_call>" : ""};
   return {};
 }
 

@@ -25,12 +25,16 @@ const char* reasoning_format_name(ReasoningFormat format);
 // `close`. `dropped` are a format's message headers that are neither
 // reasoning nor content (harmony's final channel's); `tokens` the control
 // tokens they are written with, whose text decoding would drop, so the
-// reply keeps them. Empty `open`: the template shows no reasoning.
+// reply keeps them. `call_closes`: a tool call's marker that also ends the
+// reasoning and begins the content (Qwen3-Coder and Qwen3.5's <tool_call>,
+// as llama.cpp reads their replies); empty for others, whose calls wait for
+// the close. Empty `open`: the template shows no reasoning.
 struct ReasoningSyntax {
   std::string open;
   std::string close;
   std::vector<std::string> dropped;
   std::vector<std::string> tokens;
+  std::string call_closes;
   bool empty() const { return open.empty(); }
 };
 

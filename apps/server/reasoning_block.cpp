@@ -1,5 +1,7 @@
 #include "apps/server/reasoning_block.hpp"
 
+#include <algorithm>
+
 #include "apps/server/text_markers.hpp"
 
 namespace kiln {
@@ -15,15 +17,23 @@ void ReasoningBlock::update(std::string_view reply) {
     at_ = start.reasoning_from == std::string_view::npos ? 0 : start.reasoning_from;
   }
   if (state_ != State::Inside) return;
-  const size_t close = marker_start(reply.substr(at_), syntax_.close);
-  if (close == std::string_view::npos) {
-    at_ = reply.size();
-  } else if (reply.substr(at_ + close).starts_with(syntax_.close)) {
-    state_ = State::Content;
-    at_ += close + syntax_.close.size();
-  } else {
-    at_ += close;  // a start of the marker at the end: the next token tells
+  // The close, or a call's marker that ends the block and begins the content.
+  const std::string_view rest = reply.substr(at_);
+  size_t first = std::string_view::npos;  // the first whole marker
+  size_t content = 0;                     // where the content begins after it
+  size_t held = rest.size();              // where a marker's start at the end waits for the next token
+  for (const std::string_view marker : {std::string_view(syntax_.close), std::string_view(syntax_.call_closes)}) {
+    const size_t at = marker.empty() ? std::string_view::npos : marker_start(rest, marker);
+    if (at == std::string_view::npos) continue;
+    if (!rest.substr(at).starts_with(marker)) {
+      held = std::min(held, at);
+    } else if (at < first) {
+      first = at;
+      content = at + (marker == syntax_.close ? marker.size() : 0);
+    }
   }
+  if (first != std::string_view::npos) state_ = State::Content;
+  at_ += first != std::string_view::npos ? content : held;
 }
 
 }  // namespace kiln

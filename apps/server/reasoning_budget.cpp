@@ -29,8 +29,8 @@ std::optional<int32_t> ReasoningBudget::forced_token() const {
 }
 
 void ReasoningBudget::counted(bool was_inside, bool inside, std::string_view token_text) {
-  if (forcing_) {
-    next_ += next_ < forced_.size();
+  if (forcing_) {  // until the forced text ends the block (a call's marker in the message may end it first)
+    next_ = inside ? next_ + 1 : forced_.size();
     return;
   }
   // The token that opened the block is not its content; the one that closed it ends the count.
