@@ -18,6 +18,7 @@ servers. Prints the load average before and after each server's runs: the
 machines these numbers come from are shared.
 
   scripts/grammar_bench.py --kiln build/bin/M-server --llama llama-server --model M.gguf [--threads 1,2] [--runs 3] [-n 128]
+                           [--gbnf FILE]
 """
 import argparse
 import http.client
@@ -31,14 +32,16 @@ import time
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "grammar", "ten_properties.schema.json")
 
 
-def request_body(with_schema, max_tokens, schema):
+def request_body(with_schema, max_tokens, schema, gbnf):
     body = {
         "messages": [{"role": "user", "content": "Describe a user of our site as JSON."}],
         "temperature": 0,
         "max_tokens": max_tokens,
         "chat_template_kwargs": {"enable_thinking": False},
     }
-    if with_schema:
+    if with_schema and gbnf:
+        body["grammar"] = gbnf
+    elif with_schema:
         body["response_format"] = {"type": "json_schema", "json_schema": {"name": "user", "schema": schema}}
     return body
 
@@ -74,20 +77,20 @@ def load_average():
     return "%.2f %.2f %.2f" % os.getloadavg()
 
 
-def measure(command, port, runs, max_tokens, schema):
+def measure(command, port, runs, max_tokens, schema, gbnf):
     """Medians of tokens/s and tokens generated, with and without the schema."""
     with open(os.devnull, "w") as quiet:
         process = subprocess.Popen(command, stdout=quiet, stderr=quiet)
     try:
         wait_healthy(port, process)
         for with_schema in (False, True):
-            post(port, request_body(with_schema, max_tokens, schema))
+            post(port, request_body(with_schema, max_tokens, schema, gbnf))
         speeds = {False: [], True: []}
         tokens = {False: [], True: []}
         sample = ""
         for _ in range(runs):
             for with_schema in (False, True):
-                reply = post(port, request_body(with_schema, max_tokens, schema))
+                reply = post(port, request_body(with_schema, max_tokens, schema, gbnf))
                 if with_schema:
                     sample = reply["choices"][0]["message"]["content"]
                     if reply["choices"][0]["finish_reason"] == "stop":
@@ -111,6 +114,9 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("-n", "--max-tokens", type=int, default=128)
     parser.add_argument("--port", type=int, default=18231)
+    parser.add_argument("--gbnf", help="send this grammar (llama-server's `grammar` field) instead of the schema, so "
+                        "that both servers enforce the same language (e.g. llama.cpp's "
+                        "examples/json_schema_to_grammar.py of the schema file)")
     args = parser.parse_args()
 
     servers = {
@@ -120,14 +126,17 @@ def main():
     }
     with open(SCHEMA_FILE) as f:
         schema = json.load(f)
+    gbnf = None
+    if args.gbnf:
+        with open(args.gbnf) as f:
+            gbnf = f.read()
     rows = []
     for threads in (int(t) for t in args.threads.split(",")):
         for name, command in servers.items():
             before = load_average()
-            result = measure(command(threads), args.port, args.runs, args.max_tokens, schema)
+            result = measure(command(threads), args.port, args.runs, args.max_tokens, schema, gbnf)
             rows.append((name, threads, result, before, load_average()))
-            plain, schema = result[False], result[True]
-            print(f"{name}, {threads} thread(s): without {plain[2]} tokens/s, with the schema {schema[2]} "
+            print(f"{name}, {threads} thread(s): without {result[False][2]} tokens/s, with the schema {result[True][2]} "
                   f"(load before {before}, after {rows[-1][4]}); a reply with the schema: {result['sample'][:100]!r}",
                   flush=True)
 
