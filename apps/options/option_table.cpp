@@ -186,7 +186,7 @@ std::vector<Option> make_table() {
               "after N tokens of reasoning the server ends it (writes the template's close marker) and the answer "
               "follows",
               &Options::reasoning_budget, -1, INT_MAX),
-      text({"--reasoning-budget-message"}, "MESSAGE", kServer,
+      text({"--reasoning-budget-message"}, "TEXT", kServer,
            "text written before the close marker when the reasoning budget ends the reasoning",
            &Options::reasoning_budget_message),
       text({"--chat-template-kwargs"}, "JSON", kServer,
