@@ -26,6 +26,7 @@ import json
 import os
 import statistics
 import subprocess
+import tempfile
 import time
 
 # The schema of tests/test_grammar_vocab.cpp's mask measurement.
@@ -79,10 +80,15 @@ def load_average():
 
 def measure(command, port, runs, max_tokens, schema, gbnf):
     """Medians of tokens/s and tokens generated, with and without the schema."""
+    log = tempfile.TemporaryFile(mode="w+")
     with open(os.devnull, "w") as quiet:
-        process = subprocess.Popen(command, stdout=quiet, stderr=quiet)
+        process = subprocess.Popen(command, stdout=quiet, stderr=log)
     try:
         wait_healthy(port, process)
+        log.seek(0)
+        for line in log:  # the servers' lines that say how many threads they use
+            if "threads)" in line or "n_threads" in line:
+                print("  " + line.strip()[:160], flush=True)
         for with_schema in (False, True):
             post(port, request_body(with_schema, max_tokens, schema, gbnf))
         speeds = {False: [], True: []}
@@ -103,6 +109,7 @@ def measure(command, port, runs, max_tokens, schema, gbnf):
     finally:
         process.terminate()
         process.wait()
+        log.close()
 
 
 def main():
