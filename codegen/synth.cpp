@@ -74,6 +74,16 @@ void add_vocab(GgufWriter& w, int n_vocab) {
   w.add_bool("tokenizer.ggml.add_eos_token", false);
 }
 
+// Every tokenizer.* key of `from`, as it is there.
+void copy_vocab(GgufWriter& w, const GgufFile& from, int n_vocab) {
+  const int count = token_count(from);
+  if (count != n_vocab)
+    throw Error("synthetic model: " + from.path() + " has " + std::to_string(count) + " tokens, the shape " +
+                std::to_string(n_vocab));
+  for (const auto& [key, value] : from.metadata())
+    if (key.starts_with("tokenizer.")) w.add(key, value);
+}
+
 // A rows x cols matrix (GGUF dims [cols, rows]) of uniform values with the
 // given standard deviation, stored as `type`; or `stack` such matrices back
 // to back (dims [cols, rows, stack]: a mixture's experts).
@@ -191,6 +201,14 @@ TensorType matrix_type(const WeightTypes& types, bool more_bits_layer, std::span
 
 }  // namespace
 
+int token_count(const GgufFile& vocabulary) {
+  const GgufValue* tokens = vocabulary.find("tokenizer.ggml.tokens");
+  const auto* array = tokens ? std::get_if<GgufArray>(&tokens->value) : nullptr;
+  if (!array || array->elem_type != GgufValueType::STRING || array->count == 0 || array->count > (1u << 30))
+    throw Error(vocabulary.path() + ": no tokenizer (tokenizer.ggml.tokens, an array of strings, is missing)");
+  return static_cast<int>(array->count);
+}
+
 WeightTypes q4_k_m_types() {
   WeightTypes t;
   t.token_embd = t.attention = t.feed_forward = TensorType::Q4_K;
@@ -269,7 +287,10 @@ GgufWriter make_model(const SynthSpec& spec) {
   }
   if (s.n_ff_shexp) w.add_u32(p + "expert_shared_feed_forward_length", static_cast<uint32_t>(s.n_ff_shexp));
   w.add_u32(p + "vocab_size", static_cast<uint32_t>(s.n_vocab));
-  add_vocab(w, s.n_vocab);
+  if (spec.vocabulary)
+    copy_vocab(w, *spec.vocabulary, s.n_vocab);
+  else
+    add_vocab(w, s.n_vocab);
 
   Random rng(spec.seed);
   const float in_embd = 1.0f / std::sqrt(float(s.n_embd));

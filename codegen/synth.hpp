@@ -1,6 +1,7 @@
 // Synthetic models of every architecture kiln compiles: a GGUF with the standard keys and tensor names, a
-// valid SentencePiece vocabulary and small random weights (deterministic from
-// a seed) that keep activations finite. Used by kiln-synth and the tests.
+// valid SentencePiece vocabulary (or the tokenizer of another GGUF) and small
+// random weights (deterministic from a seed) that keep activations finite.
+// Used by kiln-synth and the tests.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +48,15 @@ struct SynthSpec {
   // When not 0, write LongRoPE's factors for this original context, and its
   // attention factor (phi3 only).
   int longrope_original_context = 0;
+  // When set, its tokenizer (every tokenizer.* key, the chat template
+  // included) instead of the synthetic vocabulary; shape.n_vocab must be
+  // its token count. It must outlive make_model.
+  const GgufFile* vocabulary = nullptr;
 };
+
+// The number of tokens of a GGUF's tokenizer (a vocabulary-only file such as
+// llama.cpp's ggml-vocab-*.gguf, or a model). Throws kiln::Error if it has none.
+int token_count(const GgufFile& vocabulary);
 
 // Builds the whole model. Throws kiln::Error when a weight type does not fit
 // a tensor's row length (block-quantized rows must be whole blocks).

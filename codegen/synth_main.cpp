@@ -2,7 +2,9 @@
 //
 //   kiln-synth --preset stories110m --type q8_0 -o stories110m-q8_0.gguf
 //   kiln-synth --embd 256 --layers 2 --heads 4 --kv-heads 2 --ff 768 --vocab 1024 --ctx 256 -o tiny.gguf
+//   kiln-synth --preset qwen3-0.6b --vocab-from ggml-vocab-qwen2.gguf -o qwen3-shape.gguf
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "apps/cli_support.hpp"
@@ -49,6 +51,9 @@ const char* kUsage =
     "    --type-attn T     attention       --type-ffn T      feed-forward\n"
     "    --type-experts T  a mixture's routed experts (default: the feed-forward's; the router\n"
     "                      and the shared expert's gate stay f32, its matrices take --type-ffn)\n"
+    "  --vocab-from FILE  the tokenizer of FILE (a GGUF, e.g. llama.cpp's vocab-only ggml-vocab-qwen2.gguf):\n"
+    "                     its tokenizer.* keys, chat template included, and its vocabulary's size\n"
+    "                     (instead of --vocab and the synthetic SentencePiece vocabulary)\n"
     "  --tied             no output.weight (logits use token_embd)\n"
     "  --rope-freqs       Llama 3.1 RoPE frequency factors (rope_freqs.weight)\n"
     "  --longrope N       phi3: LongRoPE factors (rope_factors_long/short.weight) for an original\n"
@@ -78,6 +83,8 @@ int run(int argc, char** argv) {
   spec.shape = {"custom", "llama", 0, 0, 0, 0, 0, 0, 0};
   std::string arch;
   std::string out;
+  std::optional<kiln::GgufFile> vocabulary;
+  bool vocab_size_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&] { return kiln::flag_value(argc, argv, i); };
@@ -96,7 +103,10 @@ int run(int argc, char** argv) {
     else if (a == "--heads") s.n_head = parse_positive(a, value());
     else if (a == "--kv-heads") s.n_head_kv = parse_positive(a, value());
     else if (a == "--ff") s.n_ff = parse_positive(a, value());
-    else if (a == "--vocab") s.n_vocab = parse_positive(a, value());
+    else if (a == "--vocab") {
+      s.n_vocab = parse_positive(a, value());
+      vocab_size_given = true;
+    } else if (a == "--vocab-from") vocabulary = kiln::GgufFile::open(value());
     else if (a == "--ctx") s.n_ctx = parse_positive(a, value());
     else if (a == "--head-dim") s.head_dim = parse_positive(a, value());
     else if (a == "--sliding-window") s.n_swa = parse_positive(a, value());
@@ -118,6 +128,11 @@ int run(int argc, char** argv) {
     else if (a == "--seed") spec.seed = static_cast<uint64_t>(parse_positive(a, value()));
     else if (a == "-o" || a == "--output") out = value();
     else throw Error("unknown argument '" + a + "' (see --help)");
+  }
+  if (vocabulary) {
+    if (vocab_size_given) throw Error("--vocab and --vocab-from both size the vocabulary: give one");
+    spec.shape.n_vocab = kiln::synth::token_count(*vocabulary);
+    spec.vocabulary = &*vocabulary;
   }
   const auto& s = spec.shape;
   if (out.empty()) throw Error("no output file: give -o FILE.gguf");

@@ -6,7 +6,9 @@
 // constrained replies skip it; with templates where the model opens the
 // block itself (Qwen3's think tags, gpt-oss's harmony channels, Gemma 4's
 // thought channel), a grammar that makes the model write one shows the
-// split at temperature 1 over several seeds.
+// split at temperature 1 over several seeds. A reasoning budget closes the
+// block after that many tokens, and a tool call's marker written inside the
+// block is reasoning, not a call.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -162,5 +164,73 @@ TEST_CASE("a block the model opens, in each family's markers: apart at temperatu
       stream["stream"] = true;
       CHECK(streamed(server, stream) == std::pair{reasoning, content});
     }
+  }
+}
+
+TEST_CASE("a reasoning budget ends the reasoning after that many tokens; a call's marker in it starts no call") {
+  const kiln::test::TempFolder dir("server-reasoning-budget");
+  const std::string file = write_template(dir, "opens.jinja", "{# <tool_call> #}" + kOpensBlock);
+  ServerProcess server(SERVER_BIN, {"--chat-template-file", file});
+  const json as_written = {{"reasoning_format", "none"}, {"max_tokens", 40}};
+  // The first five tokens of the reply without a budget.
+  json scored = chat(as_written);
+  scored["logprobs"] = true;
+  const Reply whole = post(server, "/v1/chat/completions", scored.dump());
+  REQUIRE(whole.status == 200);
+  std::string five;
+  for (int i = 0; i < 5; ++i) five += whole.body["choices"][0]["logprobs"]["content"][i]["token"].get<std::string>();
+  REQUIRE(whole.body["choices"][0]["message"]["content"].get<std::string>().starts_with(five));
+
+  json budget = chat(as_written);
+  budget["reasoning_budget_tokens"] = 5;
+  const std::string raw = message(server, budget)["content"];
+  CHECK(raw.starts_with(five + "</think>"));
+  budget.erase("reasoning_format");
+  const json split = message(server, budget);
+  CHECK(split["reasoning_content"] == trimmed(five));
+  const std::string answer = raw.substr((five + "</think>").size());
+  CHECK(split["content"] == answer.substr(std::min(answer.size(), answer.find_first_not_of(" \t\r\n"))));
+  budget["thinking_budget_tokens"] = 3;  // llama-server's other name, under the first
+  CHECK(message(server, budget) == split);
+
+  // The server's budget and message, for requests that give none.
+  ServerProcess flagged(SERVER_BIN, {"--chat-template-file", file, "--reasoning-budget", "5", "--reasoning-budget-message",
+                                     " Enough."});
+  CHECK(message(flagged, chat(as_written))["content"].get<std::string>().starts_with(five + " Enough.</think>"));
+  const Reply bad = post(server, "/v1/chat/completions", chat({{"reasoning_budget_tokens", -2}}).dump());
+  CHECK(bad.status == 400);
+  CHECK(bad.body["error"]["param"] == "reasoning_budget_tokens");
+
+  // tool_choice auto constrains a call from its marker on, but not one the
+  // model writes while it reasons (here the budget's message writes it): the
+  // reply is the one without tools (the template does not show them).
+  const json tool = {{"type", "function"},
+                     {"function", {{"name", "get_time"}, {"parameters", {{"type", "object"}, {"properties", json::object()}}}}}};
+  for (const char* format : {"auto", "none"}) {
+    INFO(format);
+    const json without_tools = chat({{"max_tokens", 40}, {"reasoning_format", format}, {"reasoning_budget_tokens", 3},
+                                     {"reasoning_budget_message", " <tool_call>"}});
+    json with_tools = without_tools;
+    with_tools["tools"] = json::array({tool});
+    const json m = message(server, with_tools);
+    CHECK(m.value("reasoning_content", m["content"].get<std::string>()).find("<tool_call>") != std::string::npos);
+    CHECK(m == message(server, without_tools));
+  }
+  // Qwen3-Coder and Qwen3.5's format: there the marker ends the reasoning and
+  // starts the call, constrained to the function's schema.
+  ServerProcess xml(SERVER_BIN, {"--chat-template-file",
+                                 write_template(dir, "xml.jinja", "{# <tool_call><function= #}" + kOpensBlock)});
+  for (const char* format : {"auto", "none"}) {
+    INFO(format);
+    const json body = chat({{"max_tokens", 100}, {"tools", json::array({tool})}, {"reasoning_budget_tokens", 3},
+                            {"reasoning_budget_message", " <tool_call>"}, {"parallel_tool_calls", false},
+                            {"reasoning_format", format}});
+    const json choice = post(xml, "/v1/chat/completions", body.dump()).body["choices"][0];
+    CHECK(choice["finish_reason"] == "tool_calls");
+    REQUIRE(choice["message"]["tool_calls"].size() == 1);
+    CHECK(choice["message"]["tool_calls"][0]["function"]["name"] == "get_time");
+    const json& m = choice["message"];  // content is null beside calls, unless it holds the reasoning (none)
+    const std::string reasoning = m.contains("reasoning_content") ? m["reasoning_content"] : m["content"];
+    CHECK(reasoning.find("<tool_call>") == std::string::npos);
   }
 }

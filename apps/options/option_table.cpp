@@ -182,8 +182,13 @@ std::vector<Option> make_table() {
              &Options::reasoning_format,
              [](const FlagValue& v) { return v.one_of({"none", "auto", "deepseek", "deepseek-legacy"}); }),
       integer({"--reasoning-budget"}, "BUDGET", kServer,
-              "-1: the model thinks as it likes; 0: it does not (the template gets enable_thinking false)",
-              &Options::reasoning_budget, -1, 0),
+              "-1: the model thinks as it likes; 0: it does not (the template gets enable_thinking false); N: "
+              "after N tokens of reasoning the server ends it (writes the template's close marker) and the answer "
+              "follows",
+              &Options::reasoning_budget, -1, INT_MAX),
+      text({"--reasoning-budget-message"}, "TEXT", kServer,
+           "text written before the close marker when the reasoning budget ends the reasoning",
+           &Options::reasoning_budget_message),
       text({"--chat-template-kwargs"}, "JSON", kServer,
            "more variables for every chat's template, e.g. '{\"enable_thinking\": false}' (a request's "
            "chat_template_kwargs go over them)",

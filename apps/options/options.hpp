@@ -55,7 +55,8 @@ struct Options {
   long long cache_ram_mib = 8192;  // -cram: the prefix cache's budget in MiB; -1 no limit, 0 none
   bool metrics = false;            // --metrics: GET /metrics in Prometheus' text format
   std::string reasoning_format = "auto";  // what chats that name none do with the model's reasoning
-  int reasoning_budget = -1;              // -1: unrestricted; 0: no thinking (enable_thinking false)
+  int reasoning_budget = -1;              // -1: unrestricted; 0: no thinking (enable_thinking false); N: tokens of it
+  std::string reasoning_budget_message;   // written before the close marker when the budget ends the reasoning
   std::string chat_template_kwargs;       // a JSON object: more variables for every chat's template
   float request_timeout = 30;      // seconds to receive a request's head and body, from its first byte
   int max_connections = 256;       // connections open at once; beyond: 503

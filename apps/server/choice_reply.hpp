@@ -2,7 +2,8 @@
 // reasoning told apart from the content (reasoning_reply.hpp) when the
 // template shows reasoning and the request's reasoning_format asks for it,
 // and the content's tool calls held back and read at the end (tool_reply.hpp)
-// when the request's tools are in play. Plain completions pass through.
+// when the request's tools are in play; calls are read only after the
+// reasoning, also with reasoning_format none. Plain completions pass through.
 #pragma once
 
 #include <optional>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "apps/server/completion.hpp"
+#include "apps/server/reasoning_block.hpp"
 #include "apps/server/reasoning_reply.hpp"
 #include "apps/server/tool_reply.hpp"
 
@@ -32,8 +34,14 @@ class ChoiceReply {
   FinishedReply finish(CompletionResult& result);
 
  private:
+  // reasoning_format none with tools: the reasoning goes out as written.
+  ReplyParts push_written(const std::string& piece);
+
   std::optional<ReasoningReply> reasoning_;
   std::optional<ToolReply> tools_;
+  std::optional<ReasoningBlock> written_block_;  // reasoning_format none with tools: where the calls may start
+  std::string written_;                          // ... the reply so far
+  size_t passed_ = 0;                            // ... its bytes sent as reasoning or given to tools_
 };
 
 }  // namespace kiln

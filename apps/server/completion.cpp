@@ -6,6 +6,8 @@
 
 #include "engine/chat/chat_prompt.hpp"
 #include "engine/grammar/grammar_constraint.hpp"
+#include "apps/server/reasoning_block.hpp"
+#include "apps/server/reasoning_budget.hpp"
 #include "apps/server/stop_text.hpp"
 #include "engine/timing/elapsed.hpp"
 #include "engine/error/error.hpp"
@@ -73,12 +75,16 @@ struct CompletionRunner::Generation {
   int widest_step = 1;        // the most sequences a step of this request's computed together (for the log)
   size_t trigger_from = 0;    // where in `reply` the request's call_trigger may still begin
   bool call_started = false;  // the reply wrote the call_trigger: the rest follows call_grammar
+  std::optional<ReasoningBlock> reasoning;  // a chat's, where the template shows reasoning
+  std::optional<ReasoningBudget> budget;    // with a reasoning budget
   std::chrono::steady_clock::time_point first_token;
 };
 
 CompletionRunner::CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes,
-                                   ServerMetrics& metrics, const std::vector<std::string>& kept_tokens)
-    : model_(model), metrics_(metrics), batch_(model), per_pass_(std::min(size_t(n_slots), size_t(model.max_batch()))) {
+                                   ServerMetrics& metrics, const std::vector<std::string>& kept_tokens,
+                                   ReasoningSyntax reasoning)
+    : model_(model), metrics_(metrics), batch_(model), per_pass_(std::min(size_t(n_slots), size_t(model.max_batch()))),
+      reasoning_(std::move(reasoning)) {
   const Tokenizer& tok = model.tokenizer();
   for (int32_t id = 0; id < tok.n_vocab(); ++id)
     if (tok.text(id).empty() && !tok.is_end_of_generation(id) &&
@@ -222,6 +228,7 @@ void CompletionRunner::start(int slot_index, Job& job) {
     if (job.request.grammar)
       g.sampler.constrain(std::make_unique<grammar::GrammarConstraint>(job.request.grammar, vocabulary()));
     g.rendered = job.prompt.rendered.str();
+    follow_reasoning(g, job);
     g.result.prompt_tokens = static_cast<int>(prompt.size());
     g.result.finish_reason = "length";
     const auto t0 = std::chrono::steady_clock::now();
@@ -288,7 +295,8 @@ void CompletionRunner::advance(Slot& slot, const float* logits) {
   const Tokenizer& tok = model_.tokenizer();
   int32_t token = 0;
   try {
-    token = g.sampler.sample(logits);
+    const std::optional<int32_t> forced = g.budget ? g.budget->forced_token() : std::nullopt;
+    token = forced ? *forced : g.sampler.sample(logits);
   } catch (const Error& e) {  // the request's grammar allows no token here
     slot.job->events.push(error_event(400, e.what()));
     slot.job = nullptr;
@@ -309,6 +317,11 @@ void CompletionRunner::advance(Slot& slot, const float* logits) {
                                 ? g.detok.flush() + std::string(tok.piece(token))
                                 : g.detok.push(token);
   g.reply += piece;
+  if (g.reasoning) {
+    const bool was_inside = g.reasoning->inside();
+    g.reasoning->update(g.reply);
+    if (g.budget) g.budget->counted(was_inside, g.reasoning->inside(), tok.text(token));
+  }
   send(slot, g.stop.push(piece), false);
   if (r.call_grammar && !g.call_started) constrain_started_call(g, r);
   if (g.sampler.finished()) g.result.finish_reason = "stop";  // the grammar allows nothing more
@@ -347,8 +360,25 @@ void CompletionRunner::finish(Slot& slot) {
   if (g.not_ingested < 0) release(slot);
 }
 
+void CompletionRunner::follow_reasoning(Generation& g, const Job& job) {
+  const CompletionRequest& r = job.request;
+  if (r.endpoint != Endpoint::ChatCompletions || reasoning_.empty()) return;
+  const bool starts_inside = starts_in_reasoning(reasoning_, g.rendered);
+  g.reasoning.emplace(reasoning_, starts_inside);
+  // A constrained reply has no reasoning (request_prompt), and its grammar would refuse forced tokens.
+  if (r.reasoning_budget < 0 || r.grammar) return;
+  // The text goes on from the reply's: no SentencePiece space before it.
+  const std::string forced = r.reasoning_budget_message.value_or("") + reasoning_.close;
+  g.budget.emplace(r.reasoning_budget,
+                   model_.tokenizer().encode(forced, /*add_special=*/false, [](size_t, size_t) { return true; },
+                                             /*continues=*/true),
+                   starts_inside);
+}
+
 void CompletionRunner::constrain_started_call(Generation& g, const CompletionRequest& r) {
-  const size_t at = g.reply.find(r.call_trigger, g.trigger_from);
+  const size_t content_from = g.reasoning ? g.reasoning->content_from() : 0;
+  if (content_from == std::string::npos) return;  // a marker in the reasoning starts no call
+  const size_t at = g.reply.find(r.call_trigger, std::max(g.trigger_from, content_from));
   if (at == std::string::npos) {
     g.trigger_from = g.reply.size() - std::min(g.reply.size(), r.call_trigger.size() - 1);
     return;

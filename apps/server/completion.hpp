@@ -24,6 +24,7 @@
 #include "engine/session/session.hpp"
 #include "engine/session/session_batch.hpp"
 #include "apps/server/openai_request.hpp"
+#include "apps/server/reasoning.hpp"
 #include "apps/server/request_prompt.hpp"
 #include "apps/server/server_metrics.hpp"
 #include "apps/server/token_scores.hpp"
@@ -115,9 +116,11 @@ class CompletionRunner final : public SlotWorker {
   // to cache_bytes (0: no prefix cache). Requests and steps are counted in
   // `metrics`, which must outlive the runner. The control tokens whose pieces
   // are in `kept_tokens` (a tool-call format's markers) are written into the
-  // reply's text, and grammars may ask for them.
+  // reply's text, and grammars may ask for them. A chat's reply is read for
+  // the `reasoning` block the template shows: a tool call starts only after
+  // it, and a request's reasoning budget ends it.
   CompletionRunner(const Model& model, int threads, int n_slots, size_t cache_bytes, ServerMetrics& metrics,
-                   const std::vector<std::string>& kept_tokens = {});
+                   const std::vector<std::string>& kept_tokens = {}, ReasoningSyntax reasoning = {});
   ~CompletionRunner() override;
   int threads() const { return batch_.batch().threads(); }
 
@@ -159,8 +162,11 @@ class CompletionRunner final : public SlotWorker {
   // Samples from the logits of the slot's last token and sends its text on; finishes the request when it ends.
   void advance(Slot& slot, const float* logits);
   void finish(Slot& slot);
-  // tool_choice auto: once the reply has written the request's call_trigger,
-  // constrains the rest of it to the request's call_grammar.
+  // The chat's reasoning block and budget, if the template shows reasoning.
+  void follow_reasoning(Generation& g, const Job& job);
+  // tool_choice auto: once the reply's content (after its reasoning) has
+  // written the request's call_trigger, constrains the rest of it to the
+  // request's call_grammar.
   void constrain_started_call(Generation& g, const CompletionRequest& r);
   // After its answer (and the last token's ingestion, if any): the slot is idle.
   void release(Slot& slot);
@@ -180,6 +186,7 @@ class CompletionRunner final : public SlotWorker {
   std::vector<float> logits_;              // one row per part
   std::shared_ptr<const grammar::TokenTrie> vocabulary_;
   std::vector<int32_t> kept_;  // control tokens written into the text, sorted
+  ReasoningSyntax reasoning_;
 };
 
 }  // namespace kiln

@@ -135,6 +135,8 @@ void complete(const ServerContext& ctx, const httplib::Request& req, httplib::Re
     CompletionRequest request = parse_completion_request(req.body, endpoint);
     apply_tool_grammar(request, ctx.tool_format);
     if (!request.reasoning_format) request.reasoning_format = ctx.reasoning_format;
+    if (request.reasoning_budget < 0) request.reasoning_budget = ctx.reasoning_budget;
+    if (!request.reasoning_budget_message) request.reasoning_budget_message = ctx.reasoning_budget_message;
     request.chat_template_kwargs = merged_template_kwargs(ctx.chat_template_kwargs, request.chat_template_kwargs);
     jobs = choice_jobs(request, request_prompt(ctx.model, ctx.chat_template, ctx.tool_format, ctx.reasoning, request));
   } catch (const RequestError& e) {

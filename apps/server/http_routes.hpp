@@ -36,6 +36,8 @@ struct ServerContext {
   ReasoningSyntax reasoning;   // how it marks its reasoning (empty: it does not)
   ReasoningFormat reasoning_format;  // --reasoning-format: what requests that name none get
   std::string chat_template_kwargs;  // --chat-template-kwargs (and --reasoning-budget 0): every chat's template variables
+  int reasoning_budget;                  // --reasoning-budget above 0 (0 is enable_thinking false): for requests that give none
+  std::string reasoning_budget_message;  // --reasoning-budget-message: likewise
 };
 
 void add_routes(httplib::Server& server, const ServerContext& context);

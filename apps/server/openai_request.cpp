@@ -171,7 +171,7 @@ std::string grammar_text(const json& body) {
   return grammar::json_schema_to_gbnf((*spec)["schema"].dump());
 }
 
-// llama-server's `reasoning_format` and `chat_template_kwargs` of a chat.
+// llama-server's `reasoning_format`, `chat_template_kwargs` and reasoning budget of a chat.
 void read_reasoning(const json& body, CompletionRequest& r) {
   if (const json* format = field(body, "reasoning_format")) {
     const std::string name = string_field(*format, "reasoning_format");
@@ -183,6 +183,12 @@ void read_reasoning(const json& body, CompletionRequest& r) {
     if (!kwargs->is_object()) reject("chat_template_kwargs", "must be an object, e.g. {\"enable_thinking\": false}");
     r.chat_template_kwargs = kwargs->dump();
   }
+  const char* budget = field(body, "reasoning_budget_tokens") || !field(body, "thinking_budget_tokens")
+                           ? "reasoning_budget_tokens"
+                           : "thinking_budget_tokens";
+  r.reasoning_budget = static_cast<int>(integer(body, budget, -1, -1, std::numeric_limits<int>::max()));
+  if (const json* message = field(body, "reasoning_budget_message"))
+    r.reasoning_budget_message = string_field(*message, "reasoning_budget_message");
 }
 
 std::shared_ptr<const grammar::Grammar> request_grammar(const json& body) {

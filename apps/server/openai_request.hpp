@@ -86,6 +86,12 @@ struct CompletionRequest {
   // empty: none), such as {"enable_thinking": false}.
   std::optional<ReasoningFormat> reasoning_format;
   std::string chat_template_kwargs;
+  // Chats: tokens of reasoning after which the reply is made to end it
+  // (llama-server's reasoning_budget_tokens; -1: the server's
+  // --reasoning-budget), and the text written before its close marker then
+  // (nullopt: the server's --reasoning-budget-message).
+  int reasoning_budget = -1;
+  std::optional<std::string> reasoning_budget_message;
 };
 
 // Throws RequestError (400) for malformed JSON, a missing or mistyped field,

@@ -26,11 +26,19 @@ ReasoningSyntax detect_reasoning_syntax(std::string_view source) {
   // as a new message on the final channel, whose header is no content.
   if (has("<|channel|>"))
     return {"<|channel|>analysis<|message|>", "<|end|>", {"<|start|>assistant", "<|channel|>final<|message|>"},
-            {"<|channel|>", "<|message|>", "<|start|>", "<|end|>"}};
-  if (has("<|channel>")) return {"<|channel>thought", "<channel|>", {}, {"<|channel>", "<channel|>"}};  // Gemma 4
+            {"<|channel|>", "<|message|>", "<|start|>", "<|end|>"}, ""};
+  if (has("<|channel>")) return {"<|channel>thought", "<channel|>", {}, {"<|channel>", "<channel|>"}, ""};  // Gemma 4
   // A vocabulary may have them as control tokens too.
-  if (has("<think>")) return {"<think>", "</think>", {}, {"<think>", "</think>"}};
+  if (has("<think>"))
+    return {"<think>", "</think>", {}, {"<think>", "</think>"}, has("<function=") ? "<tool_call>" : ""};
   return {};
+}
+
+ReplyStart reply_start(const ReasoningSyntax& syntax, std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  const std::string_view rest = first == std::string_view::npos ? "" : text.substr(first);
+  if (syntax.open.starts_with(rest)) return {};
+  return {true, rest.starts_with(syntax.open) ? first + syntax.open.size() : std::string_view::npos};
 }
 
 bool starts_in_reasoning(const ReasoningSyntax& syntax, std::string_view prompt) {

@@ -25,17 +25,31 @@ const char* reasoning_format_name(ReasoningFormat format);
 // `close`. `dropped` are a format's message headers that are neither
 // reasoning nor content (harmony's final channel's); `tokens` the control
 // tokens they are written with, whose text decoding would drop, so the
-// reply keeps them. Empty `open`: the template shows no reasoning.
+// reply keeps them. `call_closes`: a tool call's marker that also ends the
+// reasoning and begins the content (Qwen3-Coder and Qwen3.5's <tool_call>,
+// as llama.cpp reads their replies); empty for others, whose calls wait for
+// the close. Empty `open`: the template shows no reasoning.
 struct ReasoningSyntax {
   std::string open;
   std::string close;
   std::vector<std::string> dropped;
   std::vector<std::string> tokens;
+  std::string call_closes;
   bool empty() const { return open.empty(); }
 };
 
 // Told from the template's text, as detect_tool_call_format tells calls.
 ReasoningSyntax detect_reasoning_syntax(std::string_view template_source);
+
+// How a reply that starts with `text` begins: not yet known while `text`,
+// after whitespace, may still become the open marker; else whether it opens
+// the block (the block opens only at the reply's start, as llama-server reads
+// it; later its marker is text), and where the reasoning then starts.
+struct ReplyStart {
+  bool known = false;
+  size_t reasoning_from = std::string_view::npos;  // known: after the open marker; npos: no block
+};
+ReplyStart reply_start(const ReasoningSyntax& syntax, std::string_view text);
 
 // Whether a reply to `prompt` starts inside the reasoning: the template
 // opened the block at the end of the prompt (DeepSeek-R1, Qwen3.5) and left

@@ -47,22 +47,22 @@ ReplyParts ReasoningReply::push(std::string_view piece) {
 
 ReplyParts ReasoningReply::split_held() {
   ReplyParts out;
-  // The block opens only where the reply starts (after whitespace).
   if (may_open_) {
-    const size_t first = held_.find_first_not_of(kSpace);
-    const std::string_view rest = first == std::string::npos ? "" : std::string_view(held_).substr(first);
-    if (syntax_.open.starts_with(rest)) return out;  // may still become the marker
+    const ReplyStart start = reply_start(syntax_, held_);
+    if (!start.known) return out;  // may still become the marker
     may_open_ = false;
-    if (rest.starts_with(syntax_.open)) {
-      held_.erase(0, first + syntax_.open.size());
+    if (start.reasoning_from != std::string::npos) {
+      held_.erase(0, start.reasoning_from);
       inside_ = true;
     }
   }
   for (;;) {
-    // Inside, the block ends at its close; outside, a header that is neither part goes.
-    const std::vector<std::string_view> markers =
-        inside_ ? std::vector<std::string_view>{syntax_.close}
-                : std::vector<std::string_view>(syntax_.dropped.begin(), syntax_.dropped.end());
+    // Inside, the block ends at its close (or a call's marker that ends it,
+    // which stays: the content begins with it); outside, a header that is
+    // neither part goes.
+    std::vector<std::string_view> markers(syntax_.dropped.begin(), syntax_.dropped.end());
+    if (inside_) markers = {syntax_.close};
+    if (inside_ && !syntax_.call_closes.empty()) markers.push_back(syntax_.call_closes);
     const auto [at, which] = first_marker(held_, markers);
     if (which < 0 || !std::string_view(held_).substr(at).starts_with(markers[size_t(which)])) {
       size_t ready = std::min(at, held_.size());
@@ -75,7 +75,7 @@ ReplyParts ReasoningReply::split_held() {
     take(at, part);
     out.reasoning += trim_end(part.reasoning);
     out.content += part.content;
-    held_.erase(0, markers[size_t(which)].size());
+    if (markers[size_t(which)] != syntax_.call_closes) held_.erase(0, markers[size_t(which)].size());
     if (inside_) {  // the reasoning ended: the content begins
       inside_ = false;
       part_started_ = false;

@@ -96,14 +96,15 @@ int run(int argc, char** argv, const ModelEntry& entry) {
   const std::string template_kwargs = server_template_kwargs(opt.chat_template_kwargs, opt.reasoning_budget);
   std::vector<std::string> kept_tokens = tool_call_tokens(tool_format);
   kept_tokens.insert(kept_tokens.end(), reasoning.tokens.begin(), reasoning.tokens.end());
-  CompletionRunner runner(*model, threads, opt.parallel, cache_bytes, metrics, kept_tokens);
+  CompletionRunner runner(*model, threads, opt.parallel, cache_bytes, metrics, kept_tokens, reasoning);
   SlotScheduler scheduler(opt.parallel, runner);
 
   allow_connections(opt.max_connections);
   Router server;
   const ServerContext context{*model, scheduler, chat_template, opt.alias.empty() ? name : opt.alias, template_name,
                               opt.api_key, opt.metrics ? &metrics : nullptr, tool_format, reasoning,
-                              *parse_reasoning_format(opt.reasoning_format), template_kwargs};
+                              *parse_reasoning_format(opt.reasoning_format), template_kwargs,
+                              opt.reasoning_budget > 0 ? opt.reasoning_budget : -1, opt.reasoning_budget_message};
   add_routes(server, context);
   // The layer accepts on the socket cpp-httplib binds (its address lookup),
   // which listens with a backlog of 5 connections, so many clients
