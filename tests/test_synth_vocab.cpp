@@ -26,12 +26,13 @@ kiln::synth::SynthSpec small_qwen3(const GgufFile& vocabulary) {
 TEST_CASE("a synthetic model with Qwen2's vocabulary tokenizes as the vocabulary does" * kiln::test::needs_fixtures) {
   const GgufFile source = kiln::test::open_shared("tokenizer-tests/ggml-vocab-qwen2.gguf");
   const GgufFile model = GgufFile::from_bytes(kiln::synth::make_model(small_qwen3(source)).bytes());
-  for (const auto& [key, value] : source.metadata()) {
+  for (const auto& entry : source.metadata()) {
+    const std::string& key = entry.first;  // a variable, not a binding: doctest's CAPTURE takes it in a lambda
     if (!key.starts_with("tokenizer.")) continue;
     CAPTURE(key);
     const kiln::GgufValue* copied = model.find(key);
     REQUIRE(copied);
-    CHECK(*copied == value);
+    CHECK(*copied == entry.second);
   }
   CHECK(model.get_uint("qwen3.vocab_size") == 151936);
   REQUIRE(model.find_tensor("token_embd.weight"));
