@@ -364,14 +364,14 @@ int run(int argc, char** argv, const ModelEntry& entry, KernelTimer time_kernels
     return load_model(entry, o.model_path);
   }();
   const int depth = *std::max_element(o.depths.begin(), o.depths.end());
-  for (int p : o.prompt_sizes)
-    if (depth + p > model->n_ctx())
-      throw Error("-p " + std::to_string(p) + (depth ? " at -d " + std::to_string(depth) : "") +
-                  " exceeds the context of " + std::to_string(model->n_ctx()));
-  for (int n : o.gen_sizes)
-    if (depth + n > model->n_ctx())
-      throw Error("-n " + std::to_string(n) + (depth ? " at -d " + std::to_string(depth) : "") +
-                  " exceeds the context of " + std::to_string(model->n_ctx()));
+  const auto check_fits = [&](const char* flag, const std::vector<int>& sizes) {
+    for (int size : sizes)
+      if (depth + size > model->n_ctx())
+        throw Error(flag + (" " + std::to_string(size)) + (depth ? " at -d " + std::to_string(depth) : "") +
+                    " exceeds the context of " + std::to_string(model->n_ctx()));
+  };
+  check_fits("-p", o.prompt_sizes);
+  check_fits("-n", o.gen_sizes);
 
   Session session(*model);
   Sequence& seq = session.sequence();
