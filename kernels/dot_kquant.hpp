@@ -55,7 +55,9 @@ void dot_group_kquant(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVe
   constexpr int32_t kBias = code_bias(T);
   constexpr int64_t kUnitBytes = k_unit_row_bytes(T) * R;
 
-  for (auto& a : acc) a = Ops::zero();
+  // Accumulated in locals, as dot_group_blocks does (dot_q8.hpp).
+  Acc sums[NVecs];
+  for (auto& a : sums) a = Ops::zero();
   for (int sb = 0; sb < Cols / kSuperBlockElems; ++sb) {
     const uint8_t* super = group + sb * k_super_block_group_bytes(T);
     const uint8_t* units = super + k_header_row_bytes(T) * R;
@@ -73,8 +75,8 @@ void dot_group_kquant(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVe
           const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
           const auto low = Ops::template dot_codes<CodeSpan::Low, kMaxCode>(w, xb.qs, kBias * xb.sum[0]);
           const auto high = Ops::template dot_codes<CodeSpan::High, kMaxCode>(w, xb.qs, kBias * xb.sum[1]);
-          acc[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), acc[t]);
-          acc[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), acc[t]);
+          sums[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), sums[t]);
+          sums[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), sums[t]);
         }
       } else if constexpr (T == TensorType::Q2_K) {
         const Acc dmin = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super + 2 * R));
@@ -87,17 +89,17 @@ void dot_group_kquant(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVe
           const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
           const auto low = Ops::template dot_codes<CodeSpan::Low, kMaxCode>(w, xb.qs, 0);
           const auto high = Ops::template dot_codes<CodeSpan::High, kMaxCode>(w, xb.qs, 0);
-          acc[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), acc[t]);
-          acc[t] = Ops::fnma(min_low, *xb.d * static_cast<float>(xb.sum[0]), acc[t]);
-          acc[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), acc[t]);
-          acc[t] = Ops::fnma(min_high, *xb.d * static_cast<float>(xb.sum[1]), acc[t]);
+          sums[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), sums[t]);
+          sums[t] = Ops::fnma(min_low, *xb.d * static_cast<float>(xb.sum[0]), sums[t]);
+          sums[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), sums[t]);
+          sums[t] = Ops::fnma(min_high, *xb.d * static_cast<float>(xb.sum[1]), sums[t]);
         }
       } else if constexpr (T == TensorType::IQ4_XS) {
         const Acc scale = Ops::mul(d, Ops::template byte_scales<true>(super + 2 * R + u * R));
         for (int t = 0; t < NVecs; ++t) {
           const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
           const auto dots = Ops::template dot<TensorType::IQ4_NL>(w, xb.qs, kBias * xb.block_sum());
-          acc[t] = Ops::fma(dots, Ops::scales(scale, *xb.d), acc[t]);
+          sums[t] = Ops::fma(dots, Ops::scales(scale, *xb.d), sums[t]);
         }
       } else {
         const Acc dmin = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super + 2 * R));
@@ -106,12 +108,13 @@ void dot_group_kquant(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVe
         for (int t = 0; t < NVecs; ++t) {
           const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
           const auto dots = Ops::template dot_codes<CodeSpan::Both, kMaxCode>(w, xb.qs, 0);
-          acc[t] = Ops::fma(dots, Ops::scales(scale, *xb.d), acc[t]);
-          acc[t] = Ops::fnma(min, *xb.d * static_cast<float>(xb.block_sum()), acc[t]);
+          sums[t] = Ops::fma(dots, Ops::scales(scale, *xb.d), sums[t]);
+          sums[t] = Ops::fnma(min, *xb.d * static_cast<float>(xb.block_sum()), sums[t]);
         }
       }
     }
   }
+  for (int t = 0; t < NVecs; ++t) acc[t] = sums[t];
 }
 
 }  // namespace kiln::kernels

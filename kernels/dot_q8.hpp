@@ -44,7 +44,10 @@ void dot_group_blocks(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVe
   constexpr float kActivationScale = T == TensorType::MXFP4 ? 0.5f : 1.0f;
   const uint8_t* quants = group + interleaved_scales_bytes(T, Cols);
 
-  for (auto& a : acc) a = Ops::zero();
+  // Accumulated in locals: stores to `acc` could alias the int8 activations,
+  // so the compiler would write every token's sum back after every block.
+  typename Ops::Acc sums[NVecs];
+  for (auto& a : sums) a = Ops::zero();
   for (int b = 0; b < kBlocks; ++b) {
     for (int64_t line = 0; line < kBlockBytes; line += kCacheLineBytes)
       __builtin_prefetch(quants + b * kBlockBytes + line + kPrefetchAheadBytes);
@@ -60,12 +63,13 @@ void dot_group_blocks(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVe
     for (int t = 0; t < NVecs; ++t) {
       const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
       const int32_t offset = code_bias(T) * xb.block_sum();
-      acc[t] = Ops::fma(Ops::template dot<T>(w, xb.qs, offset), Ops::scales(w_scales, kActivationScale * *xb.d),
-                        acc[t]);
+      sums[t] = Ops::fma(Ops::template dot<T>(w, xb.qs, offset), Ops::scales(w_scales, kActivationScale * *xb.d),
+                         sums[t]);
       if constexpr (T == TensorType::Q5_1)
-        acc[t] = Ops::fnma(mins, -(*xb.d * static_cast<float>(xb.block_sum())), acc[t]);
+        sums[t] = Ops::fnma(mins, -(*xb.d * static_cast<float>(xb.block_sum())), sums[t]);
     }
   }
+  for (int t = 0; t < NVecs; ++t) acc[t] = sums[t];
 }
 
 // acc[t] (lane r) = dot(row r of the group, activation vector t) for NVecs

@@ -140,7 +140,7 @@ struct Avx2Int8Ops {
     constexpr int kInSixteenBits = 32767 / (2 * MaxCode * 127);
     static_assert(kInSixteenBits >= 1);
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256i sum = _mm256_setzero_si256();
+    __m256i sum = _mm256_set1_epi32(-offset);  // the offset comes off from the start
     __m256i pairs = _mm256_setzero_si256();
     int in_pairs = 0;
     const auto take = [&](const __m256i& codes, int at) {
@@ -156,7 +156,7 @@ struct Avx2Int8Ops {
       if constexpr (S != CodeSpan::Low) take(w.a[v + 4], 16 + 4 * v);
     }
     if (in_pairs > 0) sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, ones));
-    return _mm256_sub_epi32(sum, _mm256_set1_epi32(offset));
+    return sum;
   }
 
   static Acc zero() { return _mm256_setzero_ps(); }

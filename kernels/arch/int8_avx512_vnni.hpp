@@ -117,15 +117,17 @@ struct Avx512VnniInt8Ops {
   // Unsigned codes are the unsigned operand, activations the signed one;
   // any code of 8 bits fits.
   // Two chains of vpdpbusd where the span is whole, so that the tile's tokens
-  // keep twice as many in flight (the sum is the same integer).
+  // keep twice as many in flight (the sum is the same integer). The offset
+  // starts a chain instead of being subtracted at the end: one instruction
+  // fewer per token and block, on the vector ports vpdpbusd competes for.
   template <CodeSpan S, int MaxCode>
   static Rows dot_codes(const Quants& w, const int8_t* x, int32_t offset) {
-    __m512i low = _mm512_setzero_si512(), high = _mm512_setzero_si512();
+    __m512i low = _mm512_set1_epi32(-offset), high = _mm512_setzero_si512();
     for (int v = 0; v < 4; ++v) {
       if constexpr (S != CodeSpan::High) low = _mm512_dpbusd_epi32(low, w.w[v], broadcast4(x, 4 * v));
       if constexpr (S != CodeSpan::Low) high = _mm512_dpbusd_epi32(high, w.w[v + 4], broadcast4(x, 16 + 4 * v));
     }
-    return _mm512_sub_epi32(_mm512_add_epi32(low, high), _mm512_set1_epi32(offset));
+    return _mm512_add_epi32(low, high);
   }
 
   static Acc zero() { return _mm512_setzero_ps(); }
