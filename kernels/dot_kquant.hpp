@@ -55,7 +55,7 @@ void dot_group_kquant(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVe
   constexpr int32_t kBias = code_bias(T);
   constexpr int64_t kUnitBytes = k_unit_row_bytes(T) * R;
 
-  // Accumulated in locals, as dot_group_blocks does (dot_q8.hpp).
+  // Accumulated in locals, as dot_groups_blocks does (dot_q8.hpp).
   Acc sums[NVecs];
   for (auto& a : sums) a = Ops::zero();
   for (int sb = 0; sb < Cols / kSuperBlockElems; ++sb) {

@@ -32,44 +32,49 @@ constexpr bool reads_q8(TensorType t) { return is_interleaved(t); }
 inline constexpr int64_t kPrefetchAheadBytes = 2048;
 inline constexpr int64_t kCacheLineBytes = 64;
 
-// dot_group_q8 for the 32-element block types.
-template <class Ops, TensorType T, int Cols, int NVecs>
-void dot_group_blocks(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs]) {
+// dot_group_q8 for the 32-element block types, over NGroups consecutive
+// groups at once: acc[g * NVecs + t] for group g and token t. Each group's
+// lanes see the same operations in the same order whatever NGroups is.
+template <class Ops, TensorType T, int Cols, int NGroups, int NVecs>
+void dot_groups_blocks(const uint8_t* first_group, Q8In x, typename Ops::Acc (&acc)[NGroups * NVecs]) {
   static_assert(is_block_interleaved(T) && Cols % kQuantBlockElems == 0 && Ops::kRows == kInterleaveRows);
   constexpr int kBlocks = Cols / kQuantBlockElems;
   constexpr int64_t kBlockBytes = Ops::kRows * block_quant_bytes(T);
+  constexpr int64_t kGroupBytes = interleaved_group_bytes(T, Cols);
   // MXFP4's scale 2^(e - 128) is taken as 2^(e - 127) (e8m0_scales) and its
   // half put on the activation scale: products of powers of two, so the
   // same bits as ggml's 2^(e - 128) * d_x.
   constexpr float kActivationScale = T == TensorType::MXFP4 ? 0.5f : 1.0f;
-  const uint8_t* quants = group + interleaved_scales_bytes(T, Cols);
 
   // Accumulated in locals: stores to `acc` could alias the int8 activations,
   // so the compiler would write every token's sum back after every block.
-  typename Ops::Acc sums[NVecs];
+  typename Ops::Acc sums[NGroups * NVecs];
   for (auto& a : sums) a = Ops::zero();
   for (int b = 0; b < kBlocks; ++b) {
-    for (int64_t line = 0; line < kBlockBytes; line += kCacheLineBytes)
-      __builtin_prefetch(quants + b * kBlockBytes + line + kPrefetchAheadBytes);
-    const typename Ops::Quants w = Ops::template decode<T>(quants + b * kBlockBytes);
-    const uint8_t* block_scales = group + b * Ops::kRows * block_scale_bytes(T);
-    const auto* halves = reinterpret_cast<const uint16_t*>(block_scales);
-    typename Ops::Acc w_scales;
-    if constexpr (T == TensorType::MXFP4)
-      w_scales = Ops::e8m0_scales(block_scales);
-    else
-      w_scales = Ops::weight_scales(halves);
-    const typename Ops::Acc mins = T == TensorType::Q5_1 ? Ops::weight_scales(halves + Ops::kRows) : Ops::zero();
-    for (int t = 0; t < NVecs; ++t) {
-      const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
-      const int32_t offset = code_bias(T) * xb.block_sum();
-      sums[t] = Ops::fma(Ops::template dot<T>(w, xb.qs, offset), Ops::scales(w_scales, kActivationScale * *xb.d),
-                         sums[t]);
-      if constexpr (T == TensorType::Q5_1)
-        sums[t] = Ops::fnma(mins, -(*xb.d * static_cast<float>(xb.block_sum())), sums[t]);
+    for (int g = 0; g < NGroups; ++g) {
+      const uint8_t* group = first_group + g * kGroupBytes;
+      const uint8_t* quants = group + interleaved_scales_bytes(T, Cols);
+      for (int64_t line = 0; line < kBlockBytes; line += kCacheLineBytes)
+        __builtin_prefetch(quants + b * kBlockBytes + line + kPrefetchAheadBytes);
+      const typename Ops::Quants w = Ops::template decode<T>(quants + b * kBlockBytes);
+      const uint8_t* block_scales = group + b * Ops::kRows * block_scale_bytes(T);
+      const auto* halves = reinterpret_cast<const uint16_t*>(block_scales);
+      typename Ops::Acc w_scales;
+      if constexpr (T == TensorType::MXFP4)
+        w_scales = Ops::e8m0_scales(block_scales);
+      else
+        w_scales = Ops::weight_scales(halves);
+      const typename Ops::Acc mins = T == TensorType::Q5_1 ? Ops::weight_scales(halves + Ops::kRows) : Ops::zero();
+      for (int t = 0; t < NVecs; ++t) {
+        const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
+        const int32_t offset = code_bias(T) * xb.block_sum();
+        typename Ops::Acc& sum = sums[g * NVecs + t];
+        sum = Ops::fma(Ops::template dot<T>(w, xb.qs, offset), Ops::scales(w_scales, kActivationScale * *xb.d), sum);
+        if constexpr (T == TensorType::Q5_1) sum = Ops::fnma(mins, -(*xb.d * static_cast<float>(xb.block_sum())), sum);
+      }
     }
   }
-  for (int t = 0; t < NVecs; ++t) acc[t] = sums[t];
+  for (int i = 0; i < NGroups * NVecs; ++i) acc[i] = sums[i];
 }
 
 // acc[t] (lane r) = dot(row r of the group, activation vector t) for NVecs
@@ -79,7 +84,7 @@ void dot_group_q8(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs])
   if constexpr (is_super_block_type(T))
     dot_group_kquant<Ops, T, Cols, NVecs, kPrefetchAheadBytes>(group, x, acc);
   else
-    dot_group_blocks<Ops, T, Cols, NVecs>(group, x, acc);
+    dot_groups_blocks<Ops, T, Cols, 1, NVecs>(group, x, acc);
 }
 
 }  // namespace kiln::kernels
