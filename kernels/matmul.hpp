@@ -121,7 +121,7 @@ void matmul_group_tile(const uint8_t* group, int g, int t0, Q8In x, float* y) {
 // at a time over kVectorGroups groups of rows at once, block by block. A
 // group is one stream from memory, and one stream with this much arithmetic
 // per byte keeps too few reads in flight to reach the memory's rate; four
-// streams read about 1.4x faster on a Zen 5 core (docs/benchmarks.md).
+// streams read faster (docs/benchmarks.md, "four groups of rows at once").
 inline constexpr int kVectorGroups = 4;
 
 // y for token t and the rows of NGroups interleaved groups from g0.
