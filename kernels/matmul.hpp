@@ -122,6 +122,7 @@ void matmul_group_tile(const uint8_t* group, int g, int t0, Q8In x, float* y) {
 // group is one stream from memory, and one stream with this much arithmetic
 // per byte keeps too few reads in flight to reach the memory's rate; four
 // streams read faster (docs/benchmarks.md, "four groups of rows at once").
+// The super-block types, whose groups read about as fast alone, keep one.
 inline constexpr int kVectorGroups = 4;
 
 // y for token t and the rows of NGroups interleaved groups from g0.
