@@ -216,10 +216,71 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
   }
 }
 
+// Heads narrower than a vector (N < kFloatLanes), from a blocked cache
+// (kv_cache.hpp) whose head columns start at k and v: one query (N floats at
+// q) attends to positions [first, n), its scores and then weights go to w (at
+// the same positions), its result to out. A block's vector of one dimension
+// holds kFloatLanes consecutive positions, so a score is a chain of FMAs over
+// the query's dimensions in order (the first a product) in its position's
+// lane, and lane p of the weighted sums collects the positions j with
+// j % kFloatLanes == p, block after block, the lanes added at the end. Both
+// depend only on the query's own positions. Lanes outside [first, n), whose
+// cache rows may hold anything, are left out: their scores are not read, and
+// their values are masked to zero.
+template <TensorType T, int N, int Dim, int Ring>
+void blocked_query(const float* q, int first, int n, float* w, float* out, const CacheValue<T>* k,
+                   const CacheValue<T>* v, float scale, float sink) {
+  static_assert(N < kFloatLanes && Ring % kKvBlock == 0 && kKvBlock == kFloatLanes);
+  constexpr int L = kFloatLanes;
+  constexpr auto kAlign = FloatVec::arch_type::alignment();
+  const auto column = [](const CacheValue<T>* block, int d) {
+    return WeightRow<T>::load(bytes_of<T>(block + d * L), 0);
+  };
+  const int start = first / L * L;
+  FloatVec qd[N];
+  for (int d = 0; d < N; ++d) qd[d] = FloatVec(q[d]);
+  for (int j0 = start; j0 < n; j0 += L) {
+    const CacheValue<T>* block = k + cache_row<Ring>(j0) * Dim;
+    FloatVec s = qd[0] * column(block, 0);
+    for (int d = 1; d < N; ++d) s = xsimd::fma(qd[d], column(block, d), s);
+    s *= FloatVec(scale);
+    if (j0 + L <= n) {
+      s.store_unaligned(w + j0);
+    } else {
+      alignas(kAlign) float lanes[L];
+      s.store_aligned(lanes);
+      std::copy(lanes, lanes + (n - j0), w + j0);
+    }
+  }
+  softmax(w + first, n - first, sink);
+
+  alignas(kAlign) float lane_index[L];
+  for (int p = 0; p < L; ++p) lane_index[p] = static_cast<float>(p);
+  FloatVec acc[N];
+  for (auto& a : acc) a = FloatVec(0.0f);
+  for (int j0 = start; j0 < n; j0 += L) {
+    const CacheValue<T>* block = v + cache_row<Ring>(j0) * Dim;
+    if (j0 >= first && j0 + L <= n) {
+      const FloatVec wv = FloatVec::load_unaligned(w + j0);
+      for (int d = 0; d < N; ++d) acc[d] = xsimd::fma(wv, column(block, d), acc[d]);
+    } else {
+      const FloatVec lane = FloatVec::load_aligned(lane_index);
+      const auto valid = (lane >= FloatVec(static_cast<float>(first - j0))) & (lane < FloatVec(static_cast<float>(n - j0)));
+      alignas(kAlign) float weights[L] = {};
+      for (int j = std::max(j0, first); j < std::min(j0 + L, n); ++j) weights[j - j0] = w[j];
+      const FloatVec wv = FloatVec::load_aligned(weights);
+      for (int d = 0; d < N; ++d)
+        acc[d] = xsimd::fma(wv, xsimd::select(valid, column(block, d), FloatVec(0.0f)), acc[d]);
+    }
+  }
+  for (int d = 0; d < N; ++d) out[d] = xsimd::hadd(acc[d]);
+}
+
 }  // namespace detail
 
 // q and out are [n_tokens][NHead * HeadDim]; k_cache and v_cache are
-// [position][NHeadKV * HeadDim] of KvType and already hold positions 0 ..
+// [position][NHeadKV * HeadDim] of KvType, in blocks of positions where
+// kv_blocked<HeadDim> (kv_cache.hpp), and already hold positions 0 ..
 // pos0 + n_tokens - 1 (or, with Ring > 0, are a ring of Ring rows, position j
 // in row j % Ring, that holds at least every query's window). Token t
 // (position p = pos0 + t), head h attends to positions 0 .. p of kv head
@@ -275,13 +336,20 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
         ++qs.count;
       }
     }
-    detail::scores<KvType, HeadDim, Ring>(qs, k_cache + g * HeadDim, kKVDim, scale);
-    for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r], sink[r]);
-    const CacheValue<KvType>* v_head = v_cache + g * HeadDim;
-    int r = 0;
-    for (; r + kTile <= qs.count; r += kTile)
-      detail::weighted_sums<KvType, HeadDim, kTile, Ring>(qs, r, v_head, kKVDim);
-    for (; r < qs.count; ++r) detail::weighted_sums<KvType, HeadDim, 1, Ring>(qs, r, v_head, kKVDim);
+    if constexpr (kv_blocked<HeadDim>) {
+      const int64_t column = int64_t{g} * HeadDim * kKvBlock;  // the head's first column in a block
+      for (int r = 0; r < qs.count; ++r)
+        detail::blocked_query<KvType, HeadDim, kKVDim, Ring>(qs.q[r], qs.first[r], qs.n[r], qs.w[r], qs.out[r],
+                                                             k_cache + column, v_cache + column, scale, sink[r]);
+    } else {
+      detail::scores<KvType, HeadDim, Ring>(qs, k_cache + g * HeadDim, kKVDim, scale);
+      for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r], sink[r]);
+      const CacheValue<KvType>* v_head = v_cache + g * HeadDim;
+      int r = 0;
+      for (; r + kTile <= qs.count; r += kTile)
+        detail::weighted_sums<KvType, HeadDim, kTile, Ring>(qs, r, v_head, kKVDim);
+      for (; r < qs.count; ++r) detail::weighted_sums<KvType, HeadDim, 1, Ring>(qs, r, v_head, kKVDim);
+    }
   }
   if constexpr (Y == Sync::Barrier) team_barrier();
 }
