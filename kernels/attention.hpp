@@ -218,15 +218,16 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
 
 // Heads narrower than a vector (N < kFloatLanes), from a blocked cache
 // (kv_cache.hpp) whose head columns start at k and v: one query (N floats at
-// q) attends to positions [first, n), its scores and then weights go to w (at
-// the same positions), its result to out. A block's vector of one dimension
-// holds kFloatLanes consecutive positions, so a score is a chain of FMAs over
-// the query's dimensions in order (the first a product) in its position's
-// lane, and lane p of the weighted sums collects the positions j with
-// j % kFloatLanes == p, block after block, the lanes added at the end. Both
-// depend only on the query's own positions. Lanes outside [first, n), whose
-// cache rows may hold anything, are left out: their scores are not read, and
-// their values are masked to zero.
+// q) attends to positions [first, n); w is its scratch row for the scores
+// (at the same positions), out gets its result. A block's vector of one
+// dimension holds kFloatLanes consecutive positions, so a score is a chain of
+// FMAs over the query's dimensions in order (the first a product) in its
+// position's lane. The softmax is fused with the weighted sum: lane p of the
+// exponentials' sum and of the weighted values collects the positions j with
+// j % kFloatLanes == p, block after block; the lanes are added at the end
+// (sum_each) and the sums divided by the exponentials' once. All of it
+// depends only on the query's own positions. Lanes outside [first, n), whose
+// cache rows may hold anything, are left out (masked).
 template <TensorType T, int N, int Dim, int Ring>
 void blocked_query(const float* q, int first, int n, float* w, float* out, const CacheValue<T>* k,
                    const CacheValue<T>* v, float scale, float sink) {
@@ -236,44 +237,54 @@ void blocked_query(const float* q, int first, int n, float* w, float* out, const
   const auto column = [](const CacheValue<T>* block, int d) {
     return WeightRow<T>::load(bytes_of<T>(block + d * L), 0);
   };
+  alignas(kAlign) float lane_index[L];
+  for (int p = 0; p < L; ++p) lane_index[p] = static_cast<float>(p);
+  const FloatVec lane = FloatVec::load_aligned(lane_index);
+  const auto whole = [&](int j0) { return j0 >= first && j0 + L <= n; };
+  const auto valid = [&](int j0) {  // the lanes of the block at j0 that hold the query's positions
+    return (lane >= FloatVec(static_cast<float>(first - j0))) & (lane < FloatVec(static_cast<float>(n - j0)));
+  };
+  // A last, partial block's scores stay here: w has room only up to n.
+  alignas(kAlign) float last[L];
+  const auto scores_at = [&](int j0) { return j0 + L <= n ? w + j0 : last; };
   const int start = first / L * L;
+
   FloatVec qd[N];
   for (int d = 0; d < N; ++d) qd[d] = FloatVec(q[d]);
+  FloatVec vmax(-INFINITY);
   for (int j0 = start; j0 < n; j0 += L) {
     const CacheValue<T>* block = k + cache_row<Ring>(j0) * Dim;
     FloatVec s = qd[0] * column(block, 0);
     for (int d = 1; d < N; ++d) s = xsimd::fma(qd[d], column(block, d), s);
     s *= FloatVec(scale);
-    if (j0 + L <= n) {
-      s.store_unaligned(w + j0);
-    } else {
-      alignas(kAlign) float lanes[L];
-      s.store_aligned(lanes);
-      std::copy(lanes, lanes + (n - j0), w + j0);
-    }
+    s.store_unaligned(scores_at(j0));
+    vmax = xsimd::max(vmax, whole(j0) ? s : xsimd::select(valid(j0), s, FloatVec(-INFINITY)));
   }
-  softmax(w + first, n - first, sink);
+  alignas(kAlign) float lanes[L];
+  vmax.store_aligned(lanes);
+  const float max_value = std::max(*std::max_element(lanes, lanes + L), sink);
+  const FloatVec max(max_value);
 
-  alignas(kAlign) float lane_index[L];
-  for (int p = 0; p < L; ++p) lane_index[p] = static_cast<float>(p);
-  FloatVec acc[N];
-  for (auto& a : acc) a = FloatVec(0.0f);
+  FloatVec sums[L];  // the weighted values' N, then the exponentials', then nothing
+  for (auto& a : sums) a = FloatVec(0.0f);
   for (int j0 = start; j0 < n; j0 += L) {
     const CacheValue<T>* block = v + cache_row<Ring>(j0) * Dim;
-    if (j0 >= first && j0 + L <= n) {
-      const FloatVec wv = FloatVec::load_unaligned(w + j0);
-      for (int d = 0; d < N; ++d) acc[d] = xsimd::fma(wv, column(block, d), acc[d]);
+    const FloatVec e = xsimd::exp(FloatVec::load_unaligned(scores_at(j0)) - max);
+    if (whole(j0)) {
+      sums[N] += e;
+      for (int d = 0; d < N; ++d) sums[d] = xsimd::fma(e, column(block, d), sums[d]);
     } else {
-      const FloatVec lane = FloatVec::load_aligned(lane_index);
-      const auto valid = (lane >= FloatVec(static_cast<float>(first - j0))) & (lane < FloatVec(static_cast<float>(n - j0)));
-      alignas(kAlign) float weights[L] = {};
-      for (int j = std::max(j0, first); j < std::min(j0 + L, n); ++j) weights[j - j0] = w[j];
-      const FloatVec wv = FloatVec::load_aligned(weights);
+      const auto in = valid(j0);
+      const FloatVec e_in = xsimd::select(in, e, FloatVec(0.0f));
+      sums[N] += e_in;
       for (int d = 0; d < N; ++d)
-        acc[d] = xsimd::fma(wv, xsimd::select(valid, column(block, d), FloatVec(0.0f)), acc[d]);
+        sums[d] = xsimd::fma(e_in, xsimd::select(in, column(block, d), FloatVec(0.0f)), sums[d]);
     }
   }
-  for (int d = 0; d < N; ++d) out[d] = xsimd::hadd(acc[d]);
+  sum_each(sums).store_aligned(lanes);
+  // A sink joins the sum (softmax's rule); none, -inf, adds exactly nothing.
+  const float inv_sum = 1.0f / (lanes[N] + (sink == -INFINITY ? 0.0f : std::exp(sink - max_value)));
+  for (int d = 0; d < N; ++d) out[d] = lanes[d] * inv_sum;
 }
 
 }  // namespace detail

@@ -80,14 +80,15 @@ void matmul_rows(const uint8_t* w, int r0, const X* x, float* y, int n_tokens) {
   for (; t0 < n_tokens; ++t0) matmul_tile<T, Rows, Cols, S, NRows, 1>(w, r0, t0, x, y);
 }
 
-// The rows of one row tile (the last one may be partial) for every token.
+// The rows of one row tile (the last one may be partial: one tile of the
+// rows left) for every token.
 template <TensorType T, int Rows, int Cols, Store S, int RowTile, class X>
 void matmul_row_tile(const uint8_t* w, int tile, const X* x, float* y, int n_tokens) {
   const int r0 = tile * RowTile;
   if (r0 + RowTile <= Rows) {
     matmul_rows<T, Rows, Cols, S, RowTile>(w, r0, x, y, n_tokens);
-  } else {
-    for (int r = r0; r < Rows; ++r) matmul_rows<T, Rows, Cols, S, 1>(w, r, x, y, n_tokens);
+  } else if constexpr (Rows % RowTile != 0) {
+    matmul_rows<T, Rows, Cols, S, Rows % RowTile>(w, r0, x, y, n_tokens);
   }
 }
 
