@@ -45,10 +45,11 @@ namespace detail {
 inline constexpr int kMatrixRowTile = kFloatRegisters >= 32 ? 4 : 2;
 inline constexpr int kMatmulTokenTile = 6;
 // Fewer tokens than a tile (generation): a row stream from memory and an
-// FMA chain per row, as many rows as registers allow: 8 with 32 registers
-// (4 would leave AVX-512 reading F16 a quarter slower; docs/benchmarks.md),
-// 4 with 16.
-inline constexpr int kVectorRowTile = kFloatRegisters >= 32 ? 8 : 4;
+// FMA chain per row, as many rows as registers allow: 16 with 32 registers,
+// whose sums then take one sum_each tree (dot.hpp) where 8 rows took one for
+// 16 accumulators, half of them zero (fewer would leave AVX-512 reading F16
+// slower; docs/benchmarks.md), 4 with 16.
+inline constexpr int kVectorRowTile = kFloatRegisters >= 32 ? 16 : 4;
 
 // y for rows r0 .. r0 + NRows - 1 and tokens t0 .. t0 + NTokens - 1, from
 // float activations or (reads_bf16) rounded ones.
