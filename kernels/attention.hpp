@@ -7,7 +7,9 @@
 // row is loaded (and widened) once for all of them, and the weighted sum of
 // values has several independent FMA chains in flight. Each query's
 // arithmetic stays its own: its result does not depend on which queries it
-// was computed with, so not on the batch or the thread count.
+// was computed with, so not on the batch or the thread count. Heads narrower
+// than a vector read a cache stored in blocks of positions instead
+// (kv_blocked), a query at a time, its positions in the lanes (blocked_query).
 #pragma once
 
 #include <omp.h>
