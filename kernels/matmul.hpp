@@ -86,11 +86,13 @@ void matmul_rows(const uint8_t* w, int r0, const X* x, float* y, int n_tokens) {
 template <TensorType T, int Rows, int Cols, Store S, int RowTile, class X>
 void matmul_row_tile(const uint8_t* w, int tile, const X* x, float* y, int n_tokens) {
   const int r0 = tile * RowTile;
-  if (r0 + RowTile <= Rows) {
-    matmul_rows<T, Rows, Cols, S, RowTile>(w, r0, x, y, n_tokens);
-  } else if constexpr (Rows % RowTile != 0) {
-    matmul_rows<T, Rows, Cols, S, Rows % RowTile>(w, r0, x, y, n_tokens);
+  if constexpr (Rows >= RowTile) {
+    if (r0 + RowTile <= Rows) {
+      matmul_rows<T, Rows, Cols, S, RowTile>(w, r0, x, y, n_tokens);
+      return;
+    }
   }
+  if constexpr (Rows % RowTile != 0) matmul_rows<T, Rows, Cols, S, Rows % RowTile>(w, r0, x, y, n_tokens);
 }
 
 // Quantized weights: a group of 8 interleaved rows for 6 tokens at a time,
