@@ -9,7 +9,7 @@
 // arithmetic stays its own: its result does not depend on which queries it
 // was computed with, so not on the batch or the thread count. Heads narrower
 // than a vector read a cache stored in blocks of positions instead
-// (kv_blocked), their positions in the lanes (blocked_queries).
+// (kv_blocked), a query at a time, its positions in the lanes (blocked_query).
 #pragma once
 
 #include <omp.h>
@@ -218,107 +218,75 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
   }
 }
 
-// Queries of heads narrower than a vector (N < kFloatLanes) that
-// blocked_queries computes together: their value sums stay in registers
-// beside a block's N columns.
-template <int N>
-inline constexpr int kBlockedTile = std::clamp(24 / (N + 1), 1, 4);
-
-// Heads narrower than a vector, from a blocked cache (kv_cache.hpp) whose
-// head columns start at k and v: queries r0 .. r0 + R - 1 of qs, query r
-// (N floats at q[r]) attending to positions [first[r], n[r]), w[r] its
-// scratch row for the scores (at the same positions), out[r] its result,
-// sink[r] its sink logit (-inf: none). A block's columns are read once for
-// the R queries. A block's vector of one dimension holds kFloatLanes
-// consecutive positions, so a score is a chain of FMAs over the query's
-// dimensions in order (the first a product) in its position's lane. The
-// softmax is fused with the weighted sum: lane p of the exponentials' sum
-// and of the weighted values collects the positions j with
+// Heads narrower than a vector (N < kFloatLanes), from a blocked cache
+// (kv_cache.hpp) whose head columns start at k and v: one query (N floats at
+// q) attends to positions [first, n); w is its scratch row for the scores
+// (at the same positions), out gets its result. A block's vector of one
+// dimension holds kFloatLanes consecutive positions, so a score is a chain of
+// FMAs over the query's dimensions in order (the first a product) in its
+// position's lane. The softmax is fused with the weighted sum: lane p of the
+// exponentials' sum and of the weighted values collects the positions j with
 // j % kFloatLanes == p, block after block; the lanes are added at the end
-// (sum_each) and the sums divided by the exponentials' once. A query's
-// arithmetic depends only on its own positions, not on the queries beside
-// it. Lanes outside [first, n), whose cache rows may hold anything, are left
-// out (masked).
-template <TensorType T, int N, int Dim, int Ring, int R, class Queries>
-void blocked_queries(const Queries& qs, int r0, const float* sink, const CacheValue<T>* k, const CacheValue<T>* v,
-                     float scale) {
+// (sum_each) and the sums divided by the exponentials' once. All of it
+// depends only on the query's own positions. Lanes outside [first, n), whose
+// cache rows may hold anything, are left out (masked).
+template <TensorType T, int N, int Dim, int Ring>
+void blocked_query(const float* q, int first, int n, float* w, float* out, const CacheValue<T>* k,
+                   const CacheValue<T>* v, float scale, float sink) {
   static_assert(N < kFloatLanes && Ring % kKvBlock == 0 && kKvBlock == kFloatLanes);
   constexpr int L = kFloatLanes;
   constexpr auto kAlign = FloatVec::arch_type::alignment();
+  const auto column = [](const CacheValue<T>* block, int d) {
+    return WeightRow<T>::load(bytes_of<T>(block + d * L), 0);
+  };
   alignas(kAlign) float lane_index[L];
   for (int p = 0; p < L; ++p) lane_index[p] = static_cast<float>(p);
   const FloatVec lane = FloatVec::load_aligned(lane_index);
-  int start[R], lowest = qs.n[r0], highest = 0;  // start: a query's first block
-  for (int i = 0; i < R; ++i) {
-    start[i] = qs.first[r0 + i] / L * L;
-    lowest = std::min(lowest, start[i]);
-    highest = std::max(highest, qs.n[r0 + i]);
-  }
-  const auto reads = [&](int i, int j0) { return j0 >= start[i] && j0 < qs.n[r0 + i]; };
-  const auto whole = [&](int i, int j0) { return j0 >= qs.first[r0 + i] && j0 + L <= qs.n[r0 + i]; };
-  const auto valid = [&](int i, int j0) {  // the lanes of the block at j0 that hold query i's positions
-    return (lane >= FloatVec(static_cast<float>(qs.first[r0 + i] - j0))) &
-           (lane < FloatVec(static_cast<float>(qs.n[r0 + i] - j0)));
+  const auto whole = [&](int j0) { return j0 >= first && j0 + L <= n; };
+  const auto valid = [&](int j0) {  // the lanes of the block at j0 that hold the query's positions
+    return (lane >= FloatVec(static_cast<float>(first - j0))) & (lane < FloatVec(static_cast<float>(n - j0)));
   };
   // A last, partial block's scores stay here: w has room only up to n.
-  alignas(kAlign) float last[R][L];
-  const auto scores_at = [&](int i, int j0) { return j0 + L <= qs.n[r0 + i] ? qs.w[r0 + i] + j0 : last[i]; };
-  const auto columns = [](const CacheValue<T>* block, FloatVec (&col)[N]) {
-    for (int d = 0; d < N; ++d) col[d] = WeightRow<T>::load(bytes_of<T>(block + d * L), 0);
-  };
+  alignas(kAlign) float last[L];
+  const auto scores_at = [&](int j0) { return j0 + L <= n ? w + j0 : last; };
+  const int start = first / L * L;
 
-  FloatVec vmax[R];
-  for (auto& m : vmax) m = FloatVec(-INFINITY);
-  for (int j0 = lowest; j0 < highest; j0 += L) {
-    FloatVec col[N];
-    columns(k + cache_row<Ring>(j0) * Dim, col);
-    for (int i = 0; i < R; ++i) {
-      if (!reads(i, j0)) continue;
-      const float* q = qs.q[r0 + i];
-      FloatVec s = FloatVec(q[0]) * col[0];
-      for (int d = 1; d < N; ++d) s = xsimd::fma(FloatVec(q[d]), col[d], s);
-      s *= FloatVec(scale);
-      s.store_unaligned(scores_at(i, j0));
-      vmax[i] = xsimd::max(vmax[i], whole(i, j0) ? s : xsimd::select(valid(i, j0), s, FloatVec(-INFINITY)));
-    }
+  FloatVec qd[N];
+  for (int d = 0; d < N; ++d) qd[d] = FloatVec(q[d]);
+  FloatVec vmax(-INFINITY);
+  for (int j0 = start; j0 < n; j0 += L) {
+    const CacheValue<T>* block = k + cache_row<Ring>(j0) * Dim;
+    FloatVec s = qd[0] * column(block, 0);
+    for (int d = 1; d < N; ++d) s = xsimd::fma(qd[d], column(block, d), s);
+    s *= FloatVec(scale);
+    s.store_unaligned(scores_at(j0));
+    vmax = xsimd::max(vmax, whole(j0) ? s : xsimd::select(valid(j0), s, FloatVec(-INFINITY)));
   }
   alignas(kAlign) float lanes[L];
-  float max_value[R];
-  for (int i = 0; i < R; ++i) {
-    vmax[i].store_aligned(lanes);
-    max_value[i] = std::max(*std::max_element(lanes, lanes + L), sink[r0 + i]);
-  }
+  vmax.store_aligned(lanes);
+  const float max_value = std::max(*std::max_element(lanes, lanes + L), sink);
+  const FloatVec max(max_value);
 
-  FloatVec sums[R][N + 1];  // a query's weighted values, then its exponentials
-  for (auto& query : sums)
-    for (auto& a : query) a = FloatVec(0.0f);
-  for (int j0 = lowest; j0 < highest; j0 += L) {
-    FloatVec col[N];
-    columns(v + cache_row<Ring>(j0) * Dim, col);
-    for (int i = 0; i < R; ++i) {
-      if (!reads(i, j0)) continue;
-      const FloatVec e = xsimd::exp(FloatVec::load_unaligned(scores_at(i, j0)) - FloatVec(max_value[i]));
-      if (whole(i, j0)) {
-        sums[i][N] += e;
-        for (int d = 0; d < N; ++d) sums[i][d] = xsimd::fma(e, col[d], sums[i][d]);
-      } else {
-        const auto in = valid(i, j0);
-        const FloatVec e_in = xsimd::select(in, e, FloatVec(0.0f));
-        sums[i][N] += e_in;
-        for (int d = 0; d < N; ++d)
-          sums[i][d] = xsimd::fma(e_in, xsimd::select(in, col[d], FloatVec(0.0f)), sums[i][d]);
-      }
+  FloatVec sums[L];  // the weighted values' N, then the exponentials', then nothing
+  for (auto& a : sums) a = FloatVec(0.0f);
+  for (int j0 = start; j0 < n; j0 += L) {
+    const CacheValue<T>* block = v + cache_row<Ring>(j0) * Dim;
+    const FloatVec e = xsimd::exp(FloatVec::load_unaligned(scores_at(j0)) - max);
+    if (whole(j0)) {
+      sums[N] += e;
+      for (int d = 0; d < N; ++d) sums[d] = xsimd::fma(e, column(block, d), sums[d]);
+    } else {
+      const auto in = valid(j0);
+      const FloatVec e_in = xsimd::select(in, e, FloatVec(0.0f));
+      sums[N] += e_in;
+      for (int d = 0; d < N; ++d)
+        sums[d] = xsimd::fma(e_in, xsimd::select(in, column(block, d), FloatVec(0.0f)), sums[d]);
     }
   }
-  for (int i = 0; i < R; ++i) {
-    FloatVec each[L];
-    for (int c = 0; c < L; ++c) each[c] = c <= N ? sums[i][c] : FloatVec(0.0f);
-    sum_each(each).store_aligned(lanes);
-    // A sink joins the sum (softmax's rule); none, -inf, adds exactly nothing.
-    const float sink_weight = sink[r0 + i] == -INFINITY ? 0.0f : std::exp(sink[r0 + i] - max_value[i]);
-    const float inv_sum = 1.0f / (lanes[N] + sink_weight);
-    for (int d = 0; d < N; ++d) qs.out[r0 + i][d] = lanes[d] * inv_sum;
-  }
+  sum_each(sums).store_aligned(lanes);
+  // A sink joins the sum (softmax's rule); none, -inf, adds exactly nothing.
+  const float inv_sum = 1.0f / (lanes[N] + (sink == -INFINITY ? 0.0f : std::exp(sink - max_value)));
+  for (int d = 0; d < N; ++d) out[d] = lanes[d] * inv_sum;
 }
 
 }  // namespace detail
@@ -383,14 +351,9 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
     }
     if constexpr (kv_blocked<HeadDim>) {
       const int64_t column = int64_t{g} * HeadDim * kKvBlock;  // the head's first column in a block
-      constexpr int kQueries = detail::kBlockedTile<HeadDim>;
-      int r = 0;
-      for (; r + kQueries <= qs.count; r += kQueries)
-        detail::blocked_queries<KvType, HeadDim, kKVDim, Ring, kQueries>(qs, r, sink, k_cache + column,
-                                                                          v_cache + column, scale);
-      for (; r < qs.count; ++r)
-        detail::blocked_queries<KvType, HeadDim, kKVDim, Ring, 1>(qs, r, sink, k_cache + column, v_cache + column,
-                                                                 scale);
+      for (int r = 0; r < qs.count; ++r)
+        detail::blocked_query<KvType, HeadDim, kKVDim, Ring>(qs.q[r], qs.first[r], qs.n[r], qs.w[r], qs.out[r],
+                                                             k_cache + column, v_cache + column, scale, sink[r]);
     } else {
       detail::scores<KvType, HeadDim, Ring>(qs, k_cache + g * HeadDim, kKVDim, scale);
       for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r], sink[r]);
