@@ -7,7 +7,9 @@
 // row is loaded (and widened) once for all of them, and the weighted sum of
 // values has several independent FMA chains in flight. Each query's
 // arithmetic stays its own: its result does not depend on which queries it
-// was computed with, so not on the batch or the thread count.
+// was computed with, so not on the batch or the thread count. Heads narrower
+// than a vector read a cache stored in blocks of positions instead
+// (kv_blocked), a query at a time, its positions in the lanes (blocked_query).
 #pragma once
 
 #include <omp.h>
@@ -216,10 +218,82 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
   }
 }
 
+// Heads narrower than a vector (N < kFloatLanes), from a blocked cache
+// (kv_cache.hpp) whose head columns start at k and v: one query (N floats at
+// q) attends to positions [first, n); w is its scratch row for the scores
+// (at the same positions), out gets its result. A block's vector of one
+// dimension holds kFloatLanes consecutive positions, so a score is a chain of
+// FMAs over the query's dimensions in order (the first a product) in its
+// position's lane. The softmax is fused with the weighted sum: lane p of the
+// exponentials' sum and of the weighted values collects the positions j with
+// j % kFloatLanes == p, block after block; the lanes are added at the end
+// (sum_each) and the sums divided by the exponentials' once. All of it
+// depends only on the query's own positions. Lanes outside [first, n), whose
+// cache rows may hold anything, are left out (masked).
+template <TensorType T, int N, int Dim, int Ring>
+void blocked_query(const float* q, int first, int n, float* w, float* out, const CacheValue<T>* k,
+                   const CacheValue<T>* v, float scale, float sink) {
+  static_assert(N < kFloatLanes && Ring % kKvBlock == 0 && kKvBlock == kFloatLanes);
+  constexpr int L = kFloatLanes;
+  constexpr auto kAlign = FloatVec::arch_type::alignment();
+  const auto column = [](const CacheValue<T>* block, int d) {
+    return WeightRow<T>::load(bytes_of<T>(block + d * L), 0);
+  };
+  alignas(kAlign) float lane_index[L];
+  for (int p = 0; p < L; ++p) lane_index[p] = static_cast<float>(p);
+  const FloatVec lane = FloatVec::load_aligned(lane_index);
+  const auto whole = [&](int j0) { return j0 >= first && j0 + L <= n; };
+  const auto valid = [&](int j0) {  // the lanes of the block at j0 that hold the query's positions
+    return (lane >= FloatVec(static_cast<float>(first - j0))) & (lane < FloatVec(static_cast<float>(n - j0)));
+  };
+  // A last, partial block's scores stay here: w has room only up to n.
+  alignas(kAlign) float last[L];
+  const auto scores_at = [&](int j0) { return j0 + L <= n ? w + j0 : last; };
+  const int start = first / L * L;
+
+  FloatVec qd[N];
+  for (int d = 0; d < N; ++d) qd[d] = FloatVec(q[d]);
+  FloatVec vmax(-INFINITY);
+  for (int j0 = start; j0 < n; j0 += L) {
+    const CacheValue<T>* block = k + cache_row<Ring>(j0) * Dim;
+    FloatVec s = qd[0] * column(block, 0);
+    for (int d = 1; d < N; ++d) s = xsimd::fma(qd[d], column(block, d), s);
+    s *= FloatVec(scale);
+    s.store_unaligned(scores_at(j0));
+    vmax = xsimd::max(vmax, whole(j0) ? s : xsimd::select(valid(j0), s, FloatVec(-INFINITY)));
+  }
+  alignas(kAlign) float lanes[L];
+  vmax.store_aligned(lanes);
+  const float max_value = std::max(*std::max_element(lanes, lanes + L), sink);
+  const FloatVec max(max_value);
+
+  FloatVec sums[L];  // the weighted values' N, then the exponentials', then nothing
+  for (auto& a : sums) a = FloatVec(0.0f);
+  for (int j0 = start; j0 < n; j0 += L) {
+    const CacheValue<T>* block = v + cache_row<Ring>(j0) * Dim;
+    const FloatVec e = xsimd::exp(FloatVec::load_unaligned(scores_at(j0)) - max);
+    if (whole(j0)) {
+      sums[N] += e;
+      for (int d = 0; d < N; ++d) sums[d] = xsimd::fma(e, column(block, d), sums[d]);
+    } else {
+      const auto in = valid(j0);
+      const FloatVec e_in = xsimd::select(in, e, FloatVec(0.0f));
+      sums[N] += e_in;
+      for (int d = 0; d < N; ++d)
+        sums[d] = xsimd::fma(e_in, xsimd::select(in, column(block, d), FloatVec(0.0f)), sums[d]);
+    }
+  }
+  sum_each(sums).store_aligned(lanes);
+  // A sink joins the sum (softmax's rule); none, -inf, adds exactly nothing.
+  const float inv_sum = 1.0f / (lanes[N] + (sink == -INFINITY ? 0.0f : std::exp(sink - max_value)));
+  for (int d = 0; d < N; ++d) out[d] = lanes[d] * inv_sum;
+}
+
 }  // namespace detail
 
 // q and out are [n_tokens][NHead * HeadDim]; k_cache and v_cache are
-// [position][NHeadKV * HeadDim] of KvType and already hold positions 0 ..
+// [position][NHeadKV * HeadDim] of KvType, in blocks of positions where
+// kv_blocked<HeadDim> (kv_cache.hpp), and already hold positions 0 ..
 // pos0 + n_tokens - 1 (or, with Ring > 0, are a ring of Ring rows, position j
 // in row j % Ring, that holds at least every query's window). Token t
 // (position p = pos0 + t), head h attends to positions 0 .. p of kv head
@@ -275,13 +349,20 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
         ++qs.count;
       }
     }
-    detail::scores<KvType, HeadDim, Ring>(qs, k_cache + g * HeadDim, kKVDim, scale);
-    for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r], sink[r]);
-    const CacheValue<KvType>* v_head = v_cache + g * HeadDim;
-    int r = 0;
-    for (; r + kTile <= qs.count; r += kTile)
-      detail::weighted_sums<KvType, HeadDim, kTile, Ring>(qs, r, v_head, kKVDim);
-    for (; r < qs.count; ++r) detail::weighted_sums<KvType, HeadDim, 1, Ring>(qs, r, v_head, kKVDim);
+    if constexpr (kv_blocked<HeadDim>) {
+      const int64_t column = int64_t{g} * HeadDim * kKvBlock;  // the head's first column in a block
+      for (int r = 0; r < qs.count; ++r)
+        detail::blocked_query<KvType, HeadDim, kKVDim, Ring>(qs.q[r], qs.first[r], qs.n[r], qs.w[r], qs.out[r],
+                                                             k_cache + column, v_cache + column, scale, sink[r]);
+    } else {
+      detail::scores<KvType, HeadDim, Ring>(qs, k_cache + g * HeadDim, kKVDim, scale);
+      for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r], sink[r]);
+      const CacheValue<KvType>* v_head = v_cache + g * HeadDim;
+      int r = 0;
+      for (; r + kTile <= qs.count; r += kTile)
+        detail::weighted_sums<KvType, HeadDim, kTile, Ring>(qs, r, v_head, kKVDim);
+      for (; r < qs.count; ++r) detail::weighted_sums<KvType, HeadDim, 1, Ring>(qs, r, v_head, kKVDim);
+    }
   }
   if constexpr (Y == Sync::Barrier) team_barrier();
 }

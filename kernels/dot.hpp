@@ -3,8 +3,13 @@
 //
 // Numerics: every dot product is computed the same way no matter how many
 // rows and vectors are processed together: one SIMD accumulator fed by FMAs
-// in order of k, a fixed horizontal sum, then the leftover elements added with
-// scalar FMAs. Tiling only decides which products share a weight load.
+// in order of k, the columns after the last whole vector (rows at least a
+// vector long) as one more vector that ends at the last column, with the
+// activations of the columns already counted set to zero, then the lanes
+// added by sum_each's tree (one tree for kFloatLanes accumulators at once; each
+// accumulator's sum is the same whatever the others). Rows shorter than a
+// vector add their leftover elements with scalar FMAs. Tiling only decides
+// which products share a weight load.
 #pragma once
 
 #include <algorithm>
@@ -23,11 +28,13 @@ void dot_tile(const uint8_t* w, const float* x, float (&out)[NRows][NVecs]) {
   constexpr int64_t kRowBytes = RowBytes;
   constexpr int kLanes = static_cast<int>(FloatVec::size);
   constexpr int kSimdCols = Cols / kLanes * kLanes;
-  static_assert(kSimdCols == Cols || traits_of(T).block_elems == 1, "only float rows have a scalar tail");
+  constexpr int kTail = Cols - kSimdCols;
+  constexpr bool kVectorTail = kTail > 0 && Cols >= kLanes;
+  static_assert(kTail == 0 || traits_of(T).block_elems == 1, "only float rows have a tail");
 
-  FloatVec acc[NRows][NVecs];
-  for (auto& row_acc : acc)
-    for (auto& a : row_acc) a = FloatVec(0.0f);
+  constexpr int kAccs = NRows * NVecs;
+  FloatVec acc[kAccs];  // row r, vector t: acc[r * NVecs + t]
+  for (auto& a : acc) a = FloatVec(0.0f);
 
   // Whole quantized blocks per outer step: the compiler then sees where in
   // its block each vector lies, and decodes a block's scale only once.
@@ -38,16 +45,35 @@ void dot_tile(const uint8_t* w, const float* x, float (&out)[NRows][NVecs]) {
       for (int r = 0; r < NRows; ++r) wk[r] = WeightRow<T>::load(w + r * kRowBytes, k);
       for (int t = 0; t < NVecs; ++t) {
         const FloatVec xk = FloatVec::load_unaligned(x + t * Cols + k);
-        for (int r = 0; r < NRows; ++r) acc[r][t] = xsimd::fma(wk[r], xk, acc[r][t]);
+        for (int r = 0; r < NRows; ++r) acc[r * NVecs + t] = xsimd::fma(wk[r], xk, acc[r * NVecs + t]);
       }
     }
   }
+  if constexpr (kVectorTail) {
+    alignas(FloatVec::arch_type::alignment()) float lane_index[kLanes];
+    for (int p = 0; p < kLanes; ++p) lane_index[p] = static_cast<float>(p);
+    const auto tail_lanes = FloatVec::load_aligned(lane_index) >= FloatVec(static_cast<float>(kLanes - kTail));
+    FloatVec wk[NRows];
+    for (int r = 0; r < NRows; ++r) wk[r] = WeightRow<T>::load(w + r * kRowBytes, Cols - kLanes);
+    for (int t = 0; t < NVecs; ++t) {
+      const FloatVec xk = xsimd::select(tail_lanes, FloatVec::load_unaligned(x + t * Cols + Cols - kLanes), FloatVec(0.0f));
+      for (int r = 0; r < NRows; ++r) acc[r * NVecs + t] = xsimd::fma(wk[r], xk, acc[r * NVecs + t]);
+    }
+  }
 
+  constexpr int kGroups = (kAccs + kLanes - 1) / kLanes;
+  alignas(FloatVec::arch_type::alignment()) float sums[kGroups * kLanes];
+  for (int g = 0; g < kGroups; ++g) {
+    FloatVec group[kLanes];
+    for (int i = 0; i < kLanes; ++i) group[i] = g * kLanes + i < kAccs ? acc[g * kLanes + i] : FloatVec(0.0f);
+    sum_each(group).store_aligned(sums + g * kLanes);
+  }
   for (int r = 0; r < NRows; ++r) {
     for (int t = 0; t < NVecs; ++t) {
-      float sum = xsimd::hadd(acc[r][t]);
-      for (int k = kSimdCols; k < Cols; ++k)
-        sum = std::fma(WeightRow<T>::at(w + r * kRowBytes, k), x[t * Cols + k], sum);
+      float sum = sums[r * NVecs + t];
+      if constexpr (!kVectorTail)
+        for (int k = kSimdCols; k < Cols; ++k)
+          sum = std::fma(WeightRow<T>::at(w + r * kRowBytes, k), x[t * Cols + k], sum);
       out[r][t] = sum;
     }
   }

@@ -45,10 +45,11 @@ namespace detail {
 inline constexpr int kMatrixRowTile = kFloatRegisters >= 32 ? 4 : 2;
 inline constexpr int kMatmulTokenTile = 6;
 // Fewer tokens than a tile (generation): a row stream from memory and an
-// FMA chain per row, as many rows as registers allow: 8 with 32 registers
-// (4 would leave AVX-512 reading F16 a quarter slower; docs/benchmarks.md),
-// 4 with 16.
-inline constexpr int kVectorRowTile = kFloatRegisters >= 32 ? 8 : 4;
+// FMA chain per row, as many rows as registers allow: 16 with 32 registers,
+// whose sums then take one sum_each tree (dot.hpp) where 8 rows took one for
+// 16 accumulators, half of them zero (fewer would leave AVX-512 reading F16
+// slower; docs/benchmarks.md), 4 with 16.
+inline constexpr int kVectorRowTile = kFloatRegisters >= 32 ? 16 : 4;
 
 // y for rows r0 .. r0 + NRows - 1 and tokens t0 .. t0 + NTokens - 1, from
 // float activations or (reads_bf16) rounded ones.
@@ -80,15 +81,18 @@ void matmul_rows(const uint8_t* w, int r0, const X* x, float* y, int n_tokens) {
   for (; t0 < n_tokens; ++t0) matmul_tile<T, Rows, Cols, S, NRows, 1>(w, r0, t0, x, y);
 }
 
-// The rows of one row tile (the last one may be partial) for every token.
+// The rows of one row tile (the last one may be partial: one tile of the
+// rows left) for every token.
 template <TensorType T, int Rows, int Cols, Store S, int RowTile, class X>
 void matmul_row_tile(const uint8_t* w, int tile, const X* x, float* y, int n_tokens) {
   const int r0 = tile * RowTile;
-  if (r0 + RowTile <= Rows) {
-    matmul_rows<T, Rows, Cols, S, RowTile>(w, r0, x, y, n_tokens);
-  } else {
-    for (int r = r0; r < Rows; ++r) matmul_rows<T, Rows, Cols, S, 1>(w, r, x, y, n_tokens);
+  if constexpr (Rows >= RowTile) {
+    if (r0 + RowTile <= Rows) {
+      matmul_rows<T, Rows, Cols, S, RowTile>(w, r0, x, y, n_tokens);
+      return;
+    }
   }
+  if constexpr (Rows % RowTile != 0) matmul_rows<T, Rows, Cols, S, Rows % RowTile>(w, r0, x, y, n_tokens);
 }
 
 // Quantized weights: a group of 8 interleaved rows for 6 tokens at a time,

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/activation.hpp"
@@ -309,6 +310,18 @@ std::vector<CacheValue<T>> random_cache(size_t n, uint32_t seed, float lo, float
   return cache;
 }
 
+// A cache of `rows` rows of Dim values as the attention kernel for heads of
+// HeadDim reads it (kv_cache.hpp's layout). A blocked cache's rows past
+// `rows`, in its last block, hold NaN, which no result may see.
+template <int HeadDim, int Dim, class Value>
+std::vector<Value> kernel_layout(const std::vector<Value>& by_row, int64_t rows) {
+  constexpr bool kBlocked = kv_blocked<HeadDim>;
+  const Value nan = std::is_same_v<Value, float> ? Value(NAN) : Value(0x7e00);
+  std::vector<Value> cache(kv_rows_allocated<kBlocked>(rows) * Dim, nan);
+  for (int64_t r = 0; r < rows; ++r) write_kv_row<kBlocked, Dim>(by_row.data() + r * Dim, cache.data(), r);
+  return cache;
+}
+
 // A sliding-window layer's cache as a ring of kRing rows (position j in row
 // j % kRing, written in order, so a row holds the last position that maps to
 // it) gives the same bits as the cache indexed by position: k and v hold
@@ -326,6 +339,8 @@ void check_ring_attention(const std::vector<float>& q, const std::vector<CacheVa
     std::copy_n(k.begin() + j * kKVDim, kKVDim, k_ring.begin() + j % kRing * kKVDim);
     std::copy_n(v.begin() + j * kKVDim, kKVDim, v_ring.begin() + j % kRing * kKVDim);
   }
+  k_ring = kernel_layout<HeadDim, kKVDim>(k_ring, kRing);
+  v_ring = kernel_layout<HeadDim, kKVDim>(v_ring, kRing);
   std::vector<float> scores(2 * kAttentionScratchRows<NHead, NHeadKV> * n_pos);
   for (int threads = 1; threads <= 2; ++threads) {
     std::vector<float> out(q.size());
@@ -361,9 +376,10 @@ void check_attention(int pos0, int window = 0, bool with_sinks = false) {
   const float scale = window > 0 ? 0.75f / std::sqrt(float(HeadDim)) : 1.0f / std::sqrt(float(HeadDim));
   const std::vector<float> sink_logits = random_floats(NHead, 4, -2.0f, 3.0f);
   const float* sinks = with_sinks ? sink_logits.data() : nullptr;
+  const auto k_kernel = kernel_layout<HeadDim, kKVDim>(k, n_pos), v_kernel = kernel_layout<HeadDim, kKVDim>(v, n_pos);
   auto run = [&](int first, int n, float* out) {
-    attention<NHead, NHeadKV, HeadDim, KvType>(q.data() + first * kQDim, k.data(), v.data(), out, n, pos0 + first,
-                                               scores.data(), stride, scale, window, sinks);
+    attention<NHead, NHeadKV, HeadDim, KvType>(q.data() + first * kQDim, k_kernel.data(), v_kernel.data(), out, n,
+                                               pos0 + first, scores.data(), stride, scale, window, sinks);
   };
 
   std::vector<float> out(q.size());
@@ -416,6 +432,12 @@ void check_attention_shapes() {
     check_attention<3, 3, 8, KvType>(pos0);
     check_attention<2, 1, 12, KvType>(pos0);  // head size not a multiple of the SIMD width
     check_attention<3, 1, 13, KvType>(pos0);  // odd head size
+    // Heads of 8 (stories260K's shape: 2 query heads per kv head) and 4,
+    // narrower than a vector with AVX-512 or AVX2: a blocked cache.
+    check_attention<8, 4, 8, KvType>(pos0);
+    check_attention<2, 1, 4, KvType>(pos0);
+    check_attention<8, 4, 8, KvType>(pos0, 13);
+    check_attention<8, 4, 8, KvType>(pos0, 0, true);
     // A sliding window shorter than the positions (Gemma 3): 1 (each query
     // sees only itself), and a window that ends inside a block of keys.
     check_attention<4, 2, 16, KvType>(pos0, 1);
@@ -430,24 +452,53 @@ void check_attention_shapes() {
 TEST_CASE("attention, F32 cache") { check_attention_shapes<TensorType::F32>(); }
 TEST_CASE("attention, F16 cache") { check_attention_shapes<TensorType::F16>(); }
 
-TEST_CASE("store_kv copies F32 and rounds F16 like fp32_to_fp16, whatever the batch or threads") {
-  constexpr int kDim = 37;  // not a multiple of the SIMD width
+// The rows of a cache (laid out as Blocked says) from row0 on, as a row cache holds them.
+template <bool Blocked, int Dim, class Value>
+std::vector<Value> rows_of(const std::vector<Value>& cache, int row0, int rows) {
+  std::vector<Value> by_row(size_t(rows) * Dim);
+  for (int r = 0; r < rows; ++r) read_kv_row<Blocked, Dim>(cache.data(), row0 + r, by_row.data() + r * Dim);
+  return by_row;
+}
+
+template <bool Blocked>
+void check_store_kv() {
+  CAPTURE(Blocked);
+  constexpr int kDim = 37;   // not a multiple of the SIMD width
+  constexpr int kRow0 = 5;   // inside a block
+  constexpr int64_t kRows = kv_rows_allocated<Blocked>(kRow0 + kMaxBatch);
   const std::vector<float> k = random_floats(kMaxBatch * kDim, 21, -70000.0f, 70000.0f);  // beyond F16's range too
   const std::vector<float> v = random_floats(kMaxBatch * kDim, 22, -1e-6f, 1e-6f);        // F16 subnormals
   for (int threads = 1; threads <= 3; ++threads) {
-    std::vector<uint16_t> k16(k.size()), v16(v.size());
-    std::vector<float> k32(k.size()), v32(v.size());
+    std::vector<uint16_t> k16(kRows * kDim), v16(kRows * kDim);
+    std::vector<float> k32(kRows * kDim), v32(kRows * kDim);
     in_parallel(threads, [&] {
-      store_kv<TensorType::F16, kDim>(k.data(), v.data(), k16.data(), v16.data(), kMaxBatch);
-      store_kv<TensorType::F32, kDim>(k.data(), v.data(), k32.data(), v32.data(), kMaxBatch);
+      store_kv<TensorType::F16, kDim, Blocked>(k.data(), v.data(), k16.data(), v16.data(), kRow0, kMaxBatch);
+      store_kv<TensorType::F32, kDim, Blocked>(k.data(), v.data(), k32.data(), v32.data(), kRow0, kMaxBatch);
     });
+    const auto k16_rows = rows_of<Blocked, kDim>(k16, kRow0, kMaxBatch);
+    const auto v16_rows = rows_of<Blocked, kDim>(v16, kRow0, kMaxBatch);
     for (size_t i = 0; i < k.size(); ++i) {
-      CHECK(k16[i] == fp32_to_fp16_portable(k[i]));
-      CHECK(v16[i] == fp32_to_fp16_portable(v[i]));
+      CHECK(k16_rows[i] == fp32_to_fp16_portable(k[i]));
+      CHECK(v16_rows[i] == fp32_to_fp16_portable(v[i]));
     }
-    expect_same_bits(k32, k);
-    expect_same_bits(v32, v);
+    expect_same_bits(rows_of<Blocked, kDim>(k32, kRow0, kMaxBatch), k);
+    expect_same_bits(rows_of<Blocked, kDim>(v32, kRow0, kMaxBatch), v);
   }
+}
+
+TEST_CASE("store_kv copies F32 and rounds F16 like fp32_to_fp16, whatever the batch or threads") {
+  check_store_kv<false>();
+  check_store_kv<true>();
+}
+
+TEST_CASE("kv_index: a blocked cache holds each element of each row once, blocks where rows do") {
+  constexpr int kDim = 5;
+  constexpr int kRows = 3 * kKvBlock;
+  std::vector<int> seen(kRows * kDim, 0);
+  for (int r = 0; r < kRows; ++r)
+    for (int c = 0; c < kDim; ++c) ++seen[kv_index<true, kDim>(r, c)];
+  CHECK(std::count(seen.begin(), seen.end(), 1) == kRows * kDim);
+  CHECK(kv_index<true, kDim>(2 * kKvBlock, 0) == kv_index<false, kDim>(2 * kKvBlock, 0));
 }
 
 // ---------------------------------------------------------------------------

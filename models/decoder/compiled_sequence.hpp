@@ -108,7 +108,7 @@ class CompiledSequence final : public kiln::Sequence {
     for (Value** layer : {cache_->k, cache_->v})
       for (int l = 0; l < C::n_layer; ++l) {
         layer[l] = next;
-        next += int64_t{Forward::kv_rows[l]} * KvCache<C>::kv_dim;
+        next += kernels::kv_rows_allocated<kBlocked>(Forward::kv_rows[l]) * KvCache<C>::kv_dim;
       }
   }
 
@@ -154,10 +154,9 @@ class CompiledSequence final : public kiln::Sequence {
       for (int l = 0; l < C::n_layer; ++l) {
         const int64_t row = kv_row(l, p);
         for (const Value* layer : {cache_->k[l], cache_->v[l]}) {
-          if (row < 0)
-            std::memset(out, 0, kKvRowBytes);
-          else
-            std::memcpy(out, layer + row * KvCache<C>::kv_dim, kKvRowBytes);
+          Value values[KvCache<C>::kv_dim] = {};
+          if (row >= 0) kernels::read_kv_row<kBlocked, KvCache<C>::kv_dim>(layer, row, values);
+          std::memcpy(out, values, kKvRowBytes);
           out += kKvRowBytes;
         }
       }
@@ -175,7 +174,11 @@ class CompiledSequence final : public kiln::Sequence {
       for (int l = 0; l < C::n_layer; ++l) {
         const int64_t row = kv_row(l, p);
         for (Value* layer : {cache_->k[l], cache_->v[l]}) {
-          if (row >= 0) std::memcpy(layer + row * KvCache<C>::kv_dim, in, kKvRowBytes);
+          if (row >= 0) {
+            Value values[KvCache<C>::kv_dim];
+            std::memcpy(values, in, kKvRowBytes);
+            kernels::write_kv_row<kBlocked, KvCache<C>::kv_dim>(values, layer, row);
+          }
           in += kKvRowBytes;
         }
       }
@@ -185,10 +188,12 @@ class CompiledSequence final : public kiln::Sequence {
 
  private:
   using Value = typename KvCache<C>::Value;
+  static constexpr bool kBlocked = kernels::kv_blocked<C::head_dim>;
   static constexpr size_t kKvRowBytes = sizeof(Value) * KvCache<C>::kv_dim;
+  // Every layer's rows, in whole blocks where the cache is blocked.
   static constexpr int64_t kKvRowsTotal = [] {
     int64_t rows = 0;
-    for (int r : Forward::kv_rows) rows += r;
+    for (int r : Forward::kv_rows) rows += kernels::kv_rows_allocated<kBlocked>(r);
     return rows;
   }();
 
