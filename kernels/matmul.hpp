@@ -124,10 +124,10 @@ void matmul_group(const uint8_t* w, int g, Q8In x, float* y, int n_tokens) {
 }
 
 // Tokens per chunk: about 128 KiB of activations, a whole number of tiles;
-// for floats read through panels kFloatChunkBytes, so that each weight read
-// from memory (once per chunk) meets enough tokens.
+// kFloatChunkTokens for floats read through panels.
 constexpr int token_chunk(TensorType t, int cols) {
-  const int64_t kChunkBytes = reads_q8(t) || (reads_bf16(t) && kBf16Pairs) ? 128 * 1024 : kFloatChunkBytes;
+  if (!reads_q8(t) && !(reads_bf16(t) && kBf16Pairs)) return kFloatChunkTokens;
+  constexpr int64_t kChunkBytes = 128 * 1024;
   const int64_t token_bytes = reads_q8(t)     ? cols + cols / kQuantBlockElems * 4 + cols / kQ8HalfElems * 4
                               : reads_bf16(t) && kBf16Pairs ? cols * 2
                                                             : cols * 4;

@@ -15,7 +15,7 @@ TEST_CASE("matmul: F32") {
   check_matmul_all_rows<TensorType::F32, 7>();
   check_matmul_all_rows<TensorType::F32, 61>();
   check_matmul_all_rows<TensorType::F32, 172>();
-  check_matmul_all_rows<TensorType::F32, 1043>();  // k-blocks of 512, a short one and a scalar tail
+  check_matmul_all_rows<TensorType::F32, 1043>();  // two k-blocks (matmul_float.hpp), the second short, and a scalar tail
 }
 
 TEST_CASE("matmul: F16") {
