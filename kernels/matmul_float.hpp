@@ -112,31 +112,6 @@ void panel_tile(const float* panel, const uint8_t* rows, int r0, int t0, int k0,
     }
 }
 
-// Asks for part `part` of `parts` of the next panel's weights to be brought
-// into L2 while the token tiles run over this one, so that filling it does
-// not wait for memory: the k-block from k0 of these NRows rows, or after the
-// last one the first of the next row tile (the thread's next unit, if any).
-template <TensorType T, int Cols, int NRows>
-void prefetch_next_panel(const uint8_t* rows, int k0, int part, int parts) {
-  constexpr int64_t kLine = 64;
-  constexpr auto kRowBytes = static_cast<int64_t>(row_bytes(T, Cols));
-  int64_t first_row = 0;
-  if (k0 >= kSimdCols<Cols>) {
-    first_row = NRows;
-    k0 = 0;
-  }
-  const int64_t begin = static_cast<int64_t>(row_bytes(T, k0));
-  const int64_t end = static_cast<int64_t>(row_bytes(T, std::min(k0 + kFloatKBlock, kSimdCols<Cols>)));
-  const int64_t row_lines = (end - begin + kLine - 1) / kLine, lines = NRows * row_lines;
-  const int64_t per_part = (lines + parts - 1) / parts;
-  // Integer addresses: the next row tile may lie past the weights' end.
-  const uintptr_t base = reinterpret_cast<uintptr_t>(rows) + first_row * kRowBytes + begin;
-  for (int64_t line = part * per_part; line < std::min(lines, (part + 1) * per_part); ++line) {
-    const uintptr_t at = base + line / row_lines * kRowBytes + line % row_lines * kLine;
-    __builtin_prefetch(reinterpret_cast<const void*>(at), 0, 2);
-  }
-}
-
 // Rows r0 .. r0 + NRows - 1 for a chunk's n_tokens tokens (at most Chunk).
 template <TensorType T, int Rows, int Cols, Store S, int NRows, int TokenTile, int Chunk>
 void matmul_panel_rows(const uint8_t* w, int r0, const float* packed, const float* x, float* y, int n_tokens) {
@@ -150,11 +125,9 @@ void matmul_panel_rows(const uint8_t* w, int r0, const float* packed, const floa
     for (int r = 0; r < NRows; ++r)
       for (int k = k0; k < std::min(k0 + kFloatKBlock, kWhole); k += kFloatLanes)
         WeightRow<T>::load(rows + r * kRowBytes, k).store_aligned(panel + r * kFloatKBlock + k - k0);
-    int t0 = 0, tile = 0;
-    for (; t0 + TokenTile <= n_tokens; t0 += TokenTile) {
-      prefetch_next_panel<T, Cols, NRows>(rows, k0 + kFloatKBlock, tile++, n_tokens / TokenTile);
+    int t0 = 0;
+    for (; t0 + TokenTile <= n_tokens; t0 += TokenTile)
       panel_tile<T, Rows, Cols, S, NRows, TokenTile>(panel, rows, r0, t0, k0, packed, x, partials, y);
-    }
     for (; t0 < n_tokens; ++t0) panel_tile<T, Rows, Cols, S, NRows, 1>(panel, rows, r0, t0, k0, packed, x, partials, y);
   }
 }
