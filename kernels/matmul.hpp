@@ -204,7 +204,8 @@ template <TensorType T, int Rows, int Cols, Store S = Store::Replace, Sync Y = S
 void matmul(const void* w, const MatmulInput& x, float* y, int n_tokens) {
   static_assert(Rows > 0 && Cols > 0 && Cols % traits_of(T).block_elems == 0);
   const auto* weights = static_cast<const uint8_t*>(w);
-  // Quantized weights take the same path for any number of tokens.
+  // One instantiation for quantized weights whatever the number of tokens:
+  // Prompt only chooses float weights' tiles.
   if (reads_q8(T) || n_tokens >= detail::kMatmulTokenTile)
     detail::matmul_units<T, Rows, Cols, S, true>(weights, x, y, n_tokens);
   else if constexpr (!reads_q8(T))
