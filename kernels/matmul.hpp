@@ -34,7 +34,9 @@ struct MatmulInput {
 
 namespace detail {
 
-// Float weights, many tokens: tiles of 2 rows x 6 tokens with 16 registers.
+// Whole-row tiles, the prompt path of BF16 pairs (vdpbf16ps; other float
+// weights take matmul_float.hpp's panels, whose sums these tiles' equal):
+// tiles of 2 rows x 6 tokens with 16 registers.
 // The 12 accumulators, 2 weight vectors and the activation vector fit the 16
 // AVX registers; of the shapes that do, this one measured fastest (the
 // compiler reads activations straight from memory into the FMAs, so loads,
@@ -168,7 +170,11 @@ auto row_tile_input(const float* x, int n_tokens) {
 // activations go through panels (matmul_float.hpp), except BF16 pairs.
 template <TensorType T, int Rows, int Cols, Store S, bool Prompt>
 void matmul_units(const uint8_t* w, const MatmulInput& x, float* y, int n_tokens) {
-  constexpr int RowTile = reads_q8(T) ? kInterleaveRows : Prompt ? kMatrixRowTile : kVectorRowTile;
+  constexpr bool kPanels = Prompt && !reads_q8(T) && !(reads_bf16(T) && kBf16Pairs);
+  constexpr int RowTile = reads_q8(T) ? kInterleaveRows
+                          : kPanels   ? kPanelRowTile
+                          : Prompt    ? kMatrixRowTile
+                                      : kVectorRowTile;
   constexpr int kUnits = reads_q8(T) ? static_cast<int>(interleaved_groups(Rows)) : (Rows + RowTile - 1) / RowTile;
   constexpr int kChunk = token_chunk(T, Cols);
   for (int t0 = 0; t0 < n_tokens; t0 += kChunk) {
@@ -178,13 +184,12 @@ void matmul_units(const uint8_t* w, const MatmulInput& x, float* y, int n_tokens
     if constexpr (reads_q8(T)) {
 #pragma omp for schedule(static) nowait
       for (int unit = 0; unit < kUnits; ++unit) matmul_group<T, Rows, Cols, S>(w, unit, chunk.q8, y_chunk, n);
-    } else if constexpr (Prompt && !(reads_bf16(T) && kBf16Pairs)) {
+    } else if constexpr (kPanels) {
       const float* vectors = row_tile_input<T, Cols, kChunk>(chunk.f, n);
-      const float* packed = pack_tokens<Cols, kMatmulTokenTile, kChunk>(vectors, n);
+      const float* packed = pack_tokens<Cols, kPanelTokenTile, kChunk>(vectors, n);
 #pragma omp for schedule(static) nowait
       for (int unit = 0; unit < kUnits; ++unit)
-        matmul_panel_row_tile<T, Rows, Cols, S, RowTile, kMatmulTokenTile, kChunk>(w, unit, packed, vectors, y_chunk,
-                                                                                  n);
+        matmul_panel_row_tile<T, Rows, Cols, S, RowTile, kPanelTokenTile, kChunk>(w, unit, packed, vectors, y_chunk, n);
     } else {
       const auto* vectors = row_tile_input<T, Cols, kChunk>(chunk.f, n);
 #pragma omp for schedule(static) nowait

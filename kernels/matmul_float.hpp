@@ -26,12 +26,18 @@
 
 namespace kiln::kernels::detail {
 
-// Tokens per chunk (a whole number of token tiles): each weight, read from
-// memory and widened once per chunk, meets this many. Only a k-block's slice
-// of the chunk's packed activations needs to stay in L2 at a time.
-inline constexpr int kFloatChunkTokens = 96;
+// The register tile: 5 rows x 5 tokens with 32 vector registers (25
+// accumulators, 5 weight vectors and the activation vector they share), else
+// 2 x 6 as the whole-row tiles (matmul.hpp).
+inline constexpr int kPanelRowTile = kFloatRegisters >= 32 ? 5 : 2;
+inline constexpr int kPanelTokenTile = kFloatRegisters >= 32 ? 5 : 6;
 
-// Floats of a row per k-block: a 4-row panel is 16 KiB and stays in L1 beside
+// Tokens per chunk, 20 token tiles: each weight, read from memory and widened
+// once per chunk, meets this many. Only a k-block's slice of the chunk's
+// packed activations needs to stay in L2 at a time.
+inline constexpr int kFloatChunkTokens = 20 * kPanelTokenTile;
+
+// Floats of a row per k-block: a 5-row panel is 20 KiB and stays in L1 beside
 // the token tile's stream. Longer blocks save more of the accumulators'
 // trips to memory between blocks, and crowd L1 more.
 inline constexpr int kFloatKBlock = 1024;
