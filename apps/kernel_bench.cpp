@@ -2,7 +2,7 @@
 // that fits in L2 and on one far larger than the caches, one thread. It shows
 // where each kernel's limit is: the L2 figure is its arithmetic, the large
 // one what memory lets it reach (compare with kiln-bench --probe). Then a
-// prompt's matrix product (a tinyllama-sized matrix times 512 tokens) per
+// prompt's matrix product (tinyllama's four matrix shapes times 512 tokens) per
 // weight type, in GOP/s (against the probe's int8 or FP32 peak), and
 // attention over a long F16 cache, in GFLOP/s.
 #include <algorithm>
@@ -89,19 +89,24 @@ void run(const char* where, int reps) {
               double(c.gguf_bytes) * reps / s / 1e9, s * 1e9 / (double(Rows) * Cols / 32 * reps));
 }
 
-// A prompt's product: tinyllama's 2048 x 2048 and 5632 x 2048 matrices times
-// 512 tokens; prints GOP/s (2 per multiply-add).
+// A prompt's product: tinyllama's matrices (attention's 2048 x 2048 and its
+// 256 x 2048 keys and values, the feed-forward's 5632 x 2048 and 2048 x
+// 5632) times 512 tokens; prints GOP/s (2 per multiply-add).
+template <TensorType T, int Rows, int Cols>
+void run_prompt_matrix(const char* matrix, int reps) {
+  constexpr int kTokens = 512;
+  MatmulCase<T, Rows, Cols> c(kTokens);
+  const double s = c.seconds(reps);
+  std::printf("| %.*s | %s | %.1f |\n", static_cast<int>(type_name(T).size()), type_name(T).data(), matrix,
+              2.0 * Rows * Cols * kTokens * reps / s / 1e9);
+}
+
 template <TensorType T>
 void run_prompt() {
-  constexpr int kTokens = 512;
-  const auto report = [](const char* matrix, double ops, double s) {
-    std::printf("| %.*s | %s | %.1f |\n", static_cast<int>(type_name(T).size()), type_name(T).data(), matrix,
-                ops / s / 1e9);
-  };
-  MatmulCase<T, 2048, 2048> square(kTokens);
-  report("2048 x 2048", 2.0 * 2048 * 2048 * kTokens * 3, square.seconds(3));
-  MatmulCase<T, 5632, 2048> wide(kTokens);
-  report("5632 x 2048", 2.0 * 5632 * 2048 * kTokens * 2, wide.seconds(2));
+  run_prompt_matrix<T, 2048, 2048>("2048 x 2048", 3);
+  run_prompt_matrix<T, 256, 2048>("256 x 2048", 20);
+  run_prompt_matrix<T, 5632, 2048>("5632 x 2048", 2);
+  run_prompt_matrix<T, 2048, 5632>("2048 x 5632", 2);
 }
 
 template <TensorType T>

@@ -35,15 +35,6 @@ inline constexpr bool kBf16Pairs = true;
 inline constexpr bool kBf16Pairs = false;  // rounded activations stay floats
 #endif
 
-// A thread's rounded copy of a chunk of activations (matmul_units): one
-// buffer per size and element type, per thread, so that threads and
-// concurrent sequences never share one and a forward pass allocates nothing.
-template <class Element, int64_t Values>
-Element* rounded_chunk_buffer() {
-  alignas(64) static thread_local Element buffer[Values];
-  return buffer;
-}
-
 // out[i] = x[i] rounded to bfloat16, as a float.
 inline void round_through_bf16(const float* x, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_fp32(fp32_to_bf16(x[i]));

@@ -8,9 +8,12 @@
 #include "kernels/bf16_pairs.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/dot_q8.hpp"
+#include "kernels/matmul_float.hpp"
 #include "kernels/quant.hpp"
+#include "kernels/store.hpp"
 #include "kernels/sync.hpp"
 #include "kernels/team.hpp"
+#include "kernels/thread_buffer.hpp"
 
 namespace kiln::kernels {
 
@@ -29,12 +32,11 @@ struct MatmulInput {
   }
 };
 
-// y = W x, or y += W x (a residual connection, added in place).
-enum class Store { Replace, Add };
-
 namespace detail {
 
-// Float weights, many tokens: tiles of 2 rows x 6 tokens with 16 registers.
+// Whole-row tiles, the prompt path of BF16 pairs (vdpbf16ps; other float
+// weights take matmul_float.hpp's panels, whose sums these tiles' equal):
+// tiles of 2 rows x 6 tokens with 16 registers.
 // The 12 accumulators, 2 weight vectors and the activation vector fit the 16
 // AVX registers; of the shapes that do, this one measured fastest (the
 // compiler reads activations straight from memory into the FMAs, so loads,
@@ -165,8 +167,10 @@ void matmul_group(const uint8_t* w, int g, Q8In x, float* y, int n_tokens) {
   for (; t0 < n_tokens; ++t0) matmul_group_tile<T, Rows, Cols, S, 1>(group, g, t0, x, y);
 }
 
-// Tokens per chunk: about 128 KiB of activations, a whole number of tiles.
+// Tokens per chunk: about 128 KiB of activations, a whole number of tiles;
+// kFloatChunkTokens for floats read through panels.
 constexpr int token_chunk(TensorType t, int cols) {
+  if (!reads_q8(t) && !(reads_bf16(t) && kBf16Pairs)) return kFloatChunkTokens;
   constexpr int64_t kChunkBytes = 128 * 1024;
   const int64_t token_bytes = reads_q8(t)     ? cols + cols / kQuantBlockElems * 4 + cols / kQ8HalfElems * 4
                               : reads_bf16(t) && kBf16Pairs ? cols * 2
@@ -175,6 +179,8 @@ constexpr int token_chunk(TensorType t, int cols) {
   const int64_t tiles = kChunkBytes / token_bytes / tile;
   return static_cast<int>(tiles > 0 ? tiles * tile : tile);
 }
+
+struct RoundedChunk;
 
 // What the row tiles of float weights read: the activations, or for
 // reads_bf16 this thread's rounded copy of them (bfloat16 for vdpbf16ps,
@@ -187,12 +193,12 @@ auto row_tile_input(const float* x, int n_tokens) {
     return x;
   } else if constexpr (kBf16Pairs) {
 #ifdef KILN_BF16_PAIRS
-    uint16_t* rounded = rounded_chunk_buffer<uint16_t, int64_t{Chunk} * Cols>();
+    uint16_t* rounded = thread_buffer<RoundedChunk, uint16_t, int64_t{Chunk} * Cols>();
     round_to_bf16(x, rounded, int64_t{n_tokens} * Cols);
     return static_cast<const uint16_t*>(rounded);
 #endif
   } else {
-    float* rounded = rounded_chunk_buffer<float, int64_t{Chunk} * Cols>();
+    float* rounded = thread_buffer<RoundedChunk, float, int64_t{Chunk} * Cols>();
     round_through_bf16(x, rounded, int64_t{n_tokens} * Cols);
     return static_cast<const float*>(rounded);
   }
@@ -202,9 +208,15 @@ auto row_tile_input(const float* x, int n_tokens) {
 // weights) or interleaved groups (quantized weights), in chunks of tokens
 // whose activations stay in the core's L2 cache while every weight row passes
 // over them. Each thread gets the same rows in every chunk and chunks write
-// different tokens, so no chunk waits for another.
-template <TensorType T, int Rows, int Cols, Store S, int RowTile>
+// different tokens, so no chunk waits for another. A prompt's float
+// activations go through panels (matmul_float.hpp), except BF16 pairs.
+template <TensorType T, int Rows, int Cols, Store S, bool Prompt>
 void matmul_units(const uint8_t* w, const MatmulInput& x, float* y, int n_tokens) {
+  constexpr bool kPanels = Prompt && !reads_q8(T) && !(reads_bf16(T) && kBf16Pairs);
+  constexpr int RowTile = reads_q8(T) ? kInterleaveRows
+                          : kPanels   ? kPanelRowTile
+                          : Prompt    ? kMatrixRowTile
+                                      : kVectorRowTile;
   constexpr int kUnits = reads_q8(T) ? static_cast<int>(interleaved_groups(Rows)) : (Rows + RowTile - 1) / RowTile;
   constexpr int kChunk = token_chunk(T, Cols);
   for (int t0 = 0; t0 < n_tokens; t0 += kChunk) {
@@ -220,6 +232,12 @@ void matmul_units(const uint8_t* w, const MatmulInput& x, float* y, int n_tokens
     if constexpr (reads_q8(T)) {
 #pragma omp for schedule(static) nowait
       for (int unit = 0; unit < kUnits; ++unit) matmul_group<T, Rows, Cols, S>(w, unit, chunk.q8, y_chunk, n);
+    } else if constexpr (kPanels) {
+      const float* vectors = row_tile_input<T, Cols, kChunk>(chunk.f, n);
+      const float* packed = pack_tokens<Cols, kPanelTokenTile, kChunk>(vectors, n);
+#pragma omp for schedule(static) nowait
+      for (int unit = 0; unit < kUnits; ++unit)
+        matmul_panel_row_tile<T, Rows, Cols, S, RowTile, kPanelTokenTile, kChunk>(w, unit, packed, vectors, y_chunk, n);
     } else {
       const auto* vectors = row_tile_input<T, Cols, kChunk>(chunk.f, n);
 #pragma omp for schedule(static) nowait
@@ -239,12 +257,12 @@ template <TensorType T, int Rows, int Cols, Store S = Store::Replace, Sync Y = S
 void matmul(const void* w, const MatmulInput& x, float* y, int n_tokens) {
   static_assert(Rows > 0 && Cols > 0 && Cols % traits_of(T).block_elems == 0);
   const auto* weights = static_cast<const uint8_t*>(w);
-  if constexpr (reads_q8(T))
-    detail::matmul_units<T, Rows, Cols, S, kInterleaveRows>(weights, x, y, n_tokens);
-  else if (n_tokens >= detail::kMatmulTokenTile)
-    detail::matmul_units<T, Rows, Cols, S, detail::kMatrixRowTile>(weights, x, y, n_tokens);
-  else
-    detail::matmul_units<T, Rows, Cols, S, detail::kVectorRowTile>(weights, x, y, n_tokens);
+  // One instantiation for quantized weights whatever the number of tokens:
+  // Prompt only chooses float weights' tiles.
+  if (reads_q8(T) || n_tokens >= detail::kMatmulTokenTile)
+    detail::matmul_units<T, Rows, Cols, S, true>(weights, x, y, n_tokens);
+  else if constexpr (!reads_q8(T))
+    detail::matmul_units<T, Rows, Cols, S, false>(weights, x, y, n_tokens);
   if constexpr (Y == Sync::Barrier) team_barrier();
 }
 

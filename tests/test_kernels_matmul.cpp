@@ -15,12 +15,14 @@ TEST_CASE("matmul: F32") {
   check_matmul_all_rows<TensorType::F32, 7>();
   check_matmul_all_rows<TensorType::F32, 61>();
   check_matmul_all_rows<TensorType::F32, 172>();
+  check_matmul_all_rows<TensorType::F32, 1043>();  // two k-blocks (matmul_float.hpp), the second short, and a scalar tail
 }
 
 TEST_CASE("matmul: F16") {
   check_matmul_all_rows<TensorType::F16, 7>();
   check_matmul_all_rows<TensorType::F16, 61>();
   check_matmul_all_rows<TensorType::F16, 172>();
+  check_matmul_all_rows<TensorType::F16, 1043>();
 }
 
 TEST_CASE("get_rows: F32, F16, Q8_0, Q4_0") {

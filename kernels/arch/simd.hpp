@@ -39,6 +39,10 @@ using arch::widen_bf16;
 using arch::widen_bytes;
 // kFloatLanes floats rounded to IEEE halves, nearest even (as fp32_to_fp16).
 using arch::narrow_f16;
+// Keeps a loaded vector in a register where the compiler would rather read
+// it from memory once per instruction that uses it (an FMA's memory operand):
+// a vector many FMAs share is then loaded once.
+using arch::keep_in_register;
 // kFloatLanes vectors summed each: lane p of the result is the sum of
 // acc[p]'s lanes (in a fixed order for the instruction set).
 using arch::sum_each;

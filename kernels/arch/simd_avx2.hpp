@@ -13,6 +13,8 @@ namespace kiln::kernels::arch {
 inline constexpr int kLanes = 8;
 inline constexpr int kRegisters = 16;  // vector registers the compiler can allocate
 
+inline void keep_in_register(xsimd::batch<float>& v) { asm("" : "+x"(v.data)); }
+
 inline xsimd::batch<float> widen_f16(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }

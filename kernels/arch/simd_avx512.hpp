@@ -11,6 +11,8 @@ namespace kiln::kernels::arch {
 inline constexpr int kLanes = 16;
 inline constexpr int kRegisters = 32;  // vector registers the compiler can allocate
 
+inline void keep_in_register(xsimd::batch<float>& v) { asm("" : "+v"(v.data)); }
+
 inline xsimd::batch<float> widen_f16(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }

@@ -12,6 +12,8 @@ namespace kiln::kernels::arch {
 inline constexpr int kLanes = 4;
 inline constexpr int kRegisters = 32;  // vector registers the compiler can allocate
 
+inline void keep_in_register(xsimd::batch<float>& v) { asm("" : "+w"(v.data)); }
+
 inline xsimd::batch<float> widen_f16(const uint8_t* p) {
   return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(p))));
 }
