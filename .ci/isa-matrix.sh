@@ -72,7 +72,8 @@ path_macros() {
 native_paths=$(path_macros native)
 
 suites=("${kernel_tests[@]}" e2e_synth_combos)
-suites_regex="^($(IFS='|'; echo "${suites[*]}"))\$"
+# e2e_synth_combos runs as several ctest tests, e2e_synth_combos.<model>.
+suites_regex="^($(IFS='|'; echo "${suites[*]}"))(\\..+)?\$"
 for level in x86-64 x86-64-v3 x86-64-v4 cascadelake; do
   # x86-64-v4 is always built: the start-up check below runs its program.
   if [ "$level" != x86-64-v4 ] && [ "$(path_macros "$level")" = "$native_paths" ]; then
