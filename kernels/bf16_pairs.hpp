@@ -3,9 +3,12 @@
 // for BF16 weights is BF16). On CPUs with AVX-512 BF16 they are multiplied
 // by vdpbf16ps, which adds the products of two bfloat16 pairs to each float
 // lane: twice the multiply-adds of an FMA on widened weights, and no
-// widening. Elsewhere the rounded activations are floats again and meet the
-// widened weights in FMAs (weight_row_bf16.hpp); a product of two bfloat16
-// values is exact in float either way.
+// widening. Except where the CPU also has AVX-512 FP16 (Sapphire Rapids and
+// later Xeons): there vdpbf16ps issues at a quarter of the FMAs' rate, so
+// half their flops, and widening is faster (docs/benchmarks.md). Elsewhere
+// the rounded activations are floats again and meet the widened weights in
+// FMAs (weight_row_bf16.hpp); a product of two bfloat16 values is exact in
+// float either way.
 //
 // Numerics: each (row, token) result is one accumulator per lane fed in
 // order of k, then a fixed horizontal sum, whatever the tile: a token's
@@ -17,7 +20,7 @@
 #include "kernels/bf16.hpp"
 #include "kernels/tensor_type.hpp"
 
-#if defined(__AVX512BF16__) && defined(__AVX512BW__)
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && !defined(__AVX512FP16__)
 #include <immintrin.h>
 
 #include <cstring>
@@ -97,6 +100,49 @@ void dot_tile_bf16(const uint8_t* w, const uint16_t* x, float (&out)[NRows][NVec
   for (int r = 0; r < NRows; ++r)
     for (int t = 0; t < NVecs; ++t) out[r][t] = _mm512_reduce_add_ps(acc[r][t]);
 }
+
+// Panels of bfloat16 pairs for a prompt's products (matmul_float.hpp): a
+// vector is 32 bfloat16 values, a row's last partial one padded with zeros
+// as dot_tile_bf16's masked load pads it, and a tile ends as dot_tile_bf16
+// ends, so the sums are its bits.
+struct Bf16PairPanels {
+  using Elem = uint16_t;
+  using Vec = __m512i;
+  using Acc = __m512;
+  static constexpr int kElems = 32;
+  template <int Cols>
+  static constexpr int kVectors = (Cols + kElems - 1) / kElems;
+
+  static Vec load(const uint16_t* p) { return _mm512_load_si512(p); }
+  static void keep(Vec& v) { asm("" : "+v"(v)); }
+  static Acc zero() { return _mm512_setzero_ps(); }
+  static Acc load_acc(const float* p) { return _mm512_load_ps(p); }
+  static void store_acc(Acc a, float* p) { _mm512_store_ps(p, a); }
+  static Acc madd(Acc acc, Vec w, Vec x) {
+    return _mm512_dpbf16_ps(acc, detail::as_bf16_pairs(w), detail::as_bf16_pairs(x));
+  }
+
+  // Vector v of a row of Cols values, zeros past its end.
+  template <int Cols>
+  static Vec row_vector(const uint16_t* row, int v) {
+    constexpr int kLast = Cols - (kVectors<Cols> - 1) * kElems;
+    const auto valid = v + 1 < kVectors<Cols> ? ~__mmask32{0} : static_cast<__mmask32>(~0ull >> (64 - kLast));
+    return _mm512_maskz_loadu_epi16(valid, row + v * kElems);
+  }
+  template <TensorType T, int Cols>
+  static void fill(const uint8_t* row, int v, uint16_t* out) {
+    _mm512_store_si512(out, row_vector<Cols>(reinterpret_cast<const uint16_t*>(row), v));
+  }
+  template <int Cols>
+  static void pack(const uint16_t* x, int v, uint16_t* out) {
+    _mm512_store_si512(out, row_vector<Cols>(x, v));
+  }
+  template <TensorType T, int Cols, int NRows, int NTokens, int64_t RowBytes>
+  static void finish(Acc (&acc)[NRows][NTokens], const uint8_t*, const uint16_t*, float (&sums)[NRows][NTokens]) {
+    for (int r = 0; r < NRows; ++r)
+      for (int t = 0; t < NTokens; ++t) sums[r][t] = _mm512_reduce_add_ps(acc[r][t]);
+  }
+};
 
 #endif  // KILN_BF16_PAIRS
 

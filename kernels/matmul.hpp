@@ -34,67 +34,49 @@ struct MatmulInput {
 
 namespace detail {
 
-// Whole-row tiles, the prompt path of BF16 pairs (vdpbf16ps; other float
-// weights take matmul_float.hpp's panels, whose sums these tiles' equal):
-// tiles of 2 rows x 6 tokens with 16 registers.
-// The 12 accumulators, 2 weight vectors and the activation vector fit the 16
-// AVX registers; of the shapes that do, this one measured fastest (the
-// compiler reads activations straight from memory into the FMAs, so loads,
-// not FMAs, set the pace, and fewer weight rows mean fewer loads). With 32
-// registers (AVX-512), 4 rows x 6 tokens: 24 accumulators, each activation
-// load now feeding 4 FMAs; stories110m F32 prompts +14 % on one Zen 5 core
-// (docs/benchmarks.md).
-inline constexpr int kMatrixRowTile = kFloatRegisters >= 32 ? 4 : 2;
+// Float weights with fewer tokens than this (generation) take whole rows a
+// token at a time; more go through panels (matmul_float.hpp).
 inline constexpr int kMatmulTokenTile = 6;
-// Fewer tokens than a tile (generation): a row stream from memory and an
-// FMA chain per row, as many rows as registers allow: 16 with 32 registers,
-// whose sums then take one sum_each tree (dot.hpp) where 8 rows took one for
-// 16 accumulators, half of them zero (fewer would leave AVX-512 reading F16
-// slower; docs/benchmarks.md), 4 with 16.
+// Generation: a row stream from memory and an FMA chain per row, as many
+// rows as registers allow: 16 with 32 registers, whose sums then take one
+// sum_each tree (dot.hpp) where 8 rows took one for 16 accumulators, half of
+// them zero (fewer would leave AVX-512 reading F16 slower;
+// docs/benchmarks.md), 4 with 16.
 inline constexpr int kVectorRowTile = kFloatRegisters >= 32 ? 16 : 4;
 
-// y for rows r0 .. r0 + NRows - 1 and tokens t0 .. t0 + NTokens - 1, from
-// float activations or (reads_bf16) rounded ones.
-template <TensorType T, int Rows, int Cols, Store S, int NRows, int NTokens, class X>
-void matmul_tile(const uint8_t* w, int r0, int t0, const X* x, float* y) {
+// y for rows r0 .. r0 + NRows - 1 and token t, from float activations or
+// (reads_bf16) rounded ones.
+template <TensorType T, int Rows, int Cols, Store S, int NRows, class X>
+void matmul_rows_token(const uint8_t* w, int r0, int t, const X* x, float* y) {
   constexpr auto kRowBytes = static_cast<int64_t>(row_bytes(T, Cols));
-  float out[NRows][NTokens];
+  float out[NRows][1];
   const uint8_t* rows = w + r0 * kRowBytes;
-  const X* vectors = x + static_cast<int64_t>(t0) * Cols;
+  const X* vector = x + static_cast<int64_t>(t) * Cols;
 #ifdef KILN_BF16_PAIRS
   if constexpr (std::is_same_v<X, uint16_t>)
-    dot_tile_bf16<Cols, NRows, NTokens>(rows, vectors, out);
+    dot_tile_bf16<Cols, NRows, 1>(rows, vector, out);
   else
 #endif
-    dot_tile<T, Cols, NRows, NTokens>(rows, vectors, out);
-  for (int r = 0; r < NRows; ++r)
-    for (int t = 0; t < NTokens; ++t) {
-      float& dst = y[static_cast<int64_t>(t0 + t) * Rows + r0 + r];
-      dst = S == Store::Add ? dst + out[r][t] : out[r][t];
-    }
-}
-
-// y for rows r0 .. r0 + NRows - 1 and every token.
-template <TensorType T, int Rows, int Cols, Store S, int NRows, class X>
-void matmul_rows(const uint8_t* w, int r0, const X* x, float* y, int n_tokens) {
-  int t0 = 0;
-  for (; t0 + kMatmulTokenTile <= n_tokens; t0 += kMatmulTokenTile)
-    matmul_tile<T, Rows, Cols, S, NRows, kMatmulTokenTile>(w, r0, t0, x, y);
-  for (; t0 < n_tokens; ++t0) matmul_tile<T, Rows, Cols, S, NRows, 1>(w, r0, t0, x, y);
+    dot_tile<T, Cols, NRows, 1>(rows, vector, out);
+  for (int r = 0; r < NRows; ++r) {
+    float& dst = y[static_cast<int64_t>(t) * Rows + r0 + r];
+    dst = S == Store::Add ? dst + out[r][0] : out[r][0];
+  }
 }
 
 // The rows of one row tile (the last one may be partial: one tile of the
-// rows left) for every token.
+// rows left) for every token, one at a time.
 template <TensorType T, int Rows, int Cols, Store S, int RowTile, class X>
 void matmul_row_tile(const uint8_t* w, int tile, const X* x, float* y, int n_tokens) {
   const int r0 = tile * RowTile;
   if constexpr (Rows >= RowTile) {
     if (r0 + RowTile <= Rows) {
-      matmul_rows<T, Rows, Cols, S, RowTile>(w, r0, x, y, n_tokens);
+      for (int t = 0; t < n_tokens; ++t) matmul_rows_token<T, Rows, Cols, S, RowTile>(w, r0, t, x, y);
       return;
     }
   }
-  if constexpr (Rows % RowTile != 0) matmul_rows<T, Rows, Cols, S, Rows % RowTile>(w, r0, x, y, n_tokens);
+  if constexpr (Rows % RowTile != 0)
+    for (int t = 0; t < n_tokens; ++t) matmul_rows_token<T, Rows, Cols, S, Rows % RowTile>(w, r0, t, x, y);
 }
 
 // Quantized weights: a group of 8 interleaved rows for 6 tokens at a time,
@@ -167,17 +149,27 @@ void matmul_group(const uint8_t* w, int g, Q8In x, float* y, int n_tokens) {
   for (; t0 < n_tokens; ++t0) matmul_group_tile<T, Rows, Cols, S, 1>(group, g, t0, x, y);
 }
 
-// Tokens per chunk: about 128 KiB of activations, a whole number of tiles;
-// kFloatChunkTokens for floats read through panels.
-constexpr int token_chunk(TensorType t, int cols) {
-  if (!reads_q8(t) && !(reads_bf16(t) && kBf16Pairs)) return kFloatChunkTokens;
-  constexpr int64_t kChunkBytes = 128 * 1024;
-  const int64_t token_bytes = reads_q8(t)     ? cols + cols / kQuantBlockElems * 4 + cols / kQ8HalfElems * 4
-                              : reads_bf16(t) && kBf16Pairs ? cols * 2
-                                                            : cols * 4;
-  const int tile = reads_q8(t) ? kQ8TokenTile : kMatmulTokenTile;
-  const int64_t tiles = kChunkBytes / token_bytes / tile;
-  return static_cast<int>(tiles > 0 ? tiles * tile : tile);
+// The kind of panel a prompt's float weights of type T take (matmul_float.hpp).
+template <TensorType T>
+using PanelsOf =
+#ifdef KILN_BF16_PAIRS
+    std::conditional_t<reads_bf16(T), Bf16PairPanels, FloatPanels>;
+#else
+    FloatPanels;
+#endif
+
+// Tokens per chunk: about 128 KiB of rounded activations, a whole number of
+// tiles; float weights' panels have their own (matmul_float.hpp).
+template <TensorType T, int Cols>
+constexpr int token_chunk() {
+  if constexpr (!reads_q8(T)) {
+    return kPanelChunkTokens<PanelsOf<T>, Cols>;
+  } else {
+    constexpr int64_t kChunkBytes = 128 * 1024;
+    constexpr int64_t kTokenBytes = Cols + Cols / kQuantBlockElems * 4 + Cols / kQ8HalfElems * 4;
+    constexpr int64_t kTiles = kChunkBytes / kTokenBytes / kQ8TokenTile;
+    return static_cast<int>(kTiles > 0 ? kTiles * kQ8TokenTile : kQ8TokenTile);
+  }
 }
 
 struct RoundedChunk;
@@ -209,16 +201,13 @@ auto row_tile_input(const float* x, int n_tokens) {
 // whose activations stay in the core's L2 cache while every weight row passes
 // over them. Each thread gets the same rows in every chunk and chunks write
 // different tokens, so no chunk waits for another. A prompt's float
-// activations go through panels (matmul_float.hpp), except BF16 pairs.
+// activations go through panels (matmul_float.hpp).
 template <TensorType T, int Rows, int Cols, Store S, bool Prompt>
 void matmul_units(const uint8_t* w, const MatmulInput& x, float* y, int n_tokens) {
-  constexpr bool kPanels = Prompt && !reads_q8(T) && !(reads_bf16(T) && kBf16Pairs);
-  constexpr int RowTile = reads_q8(T) ? kInterleaveRows
-                          : kPanels   ? kPanelRowTile
-                          : Prompt    ? kMatrixRowTile
-                                      : kVectorRowTile;
+  constexpr bool kPanels = Prompt && !reads_q8(T);
+  constexpr int RowTile = reads_q8(T) ? kInterleaveRows : kPanels ? kPanelRowTile : kVectorRowTile;
   constexpr int kUnits = reads_q8(T) ? static_cast<int>(interleaved_groups(Rows)) : (Rows + RowTile - 1) / RowTile;
-  constexpr int kChunk = token_chunk(T, Cols);
+  constexpr int kChunk = token_chunk<T, Cols>();
   for (int t0 = 0; t0 < n_tokens; t0 += kChunk) {
     const int n = std::min(kChunk, n_tokens - t0);
     const MatmulInput chunk = x.from_token<Cols>(t0);
@@ -233,11 +222,13 @@ void matmul_units(const uint8_t* w, const MatmulInput& x, float* y, int n_tokens
 #pragma omp for schedule(static) nowait
       for (int unit = 0; unit < kUnits; ++unit) matmul_group<T, Rows, Cols, S>(w, unit, chunk.q8, y_chunk, n);
     } else if constexpr (kPanels) {
-      const float* vectors = row_tile_input<T, Cols, kChunk>(chunk.f, n);
-      const float* packed = pack_tokens<Cols, kPanelTokenTile, kChunk>(vectors, n);
+      using Kind = PanelsOf<T>;
+      const auto* vectors = row_tile_input<T, Cols, kChunk>(chunk.f, n);
+      const auto* packed = pack_tokens<Kind, Cols, kPanelTokenTile, kChunk>(vectors, n);
 #pragma omp for schedule(static) nowait
       for (int unit = 0; unit < kUnits; ++unit)
-        matmul_panel_row_tile<T, Rows, Cols, S, RowTile, kPanelTokenTile, kChunk>(w, unit, packed, vectors, y_chunk, n);
+        matmul_panel_row_tile<Kind, T, Rows, Cols, S, RowTile, kPanelTokenTile, kChunk>(w, unit, packed, vectors,
+                                                                                         y_chunk, n);
     } else {
       const auto* vectors = row_tile_input<T, Cols, kChunk>(chunk.f, n);
 #pragma omp for schedule(static) nowait

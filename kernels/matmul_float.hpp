@@ -1,19 +1,24 @@
-// Float weights (F32, F16, and BF16 where vdpbf16ps is missing) times many
-// tokens: the product a prompt spends its time in.
+// Float weights (F32, F16, BF16) times many tokens: the product a prompt
+// spends its time in.
 //
 // Each thread copies a chunk's activations once into the order its token
 // tiles read them (pack_tokens), so a tile's operands arrive as one stream.
-// A row tile's weights are taken a k-block at a time: widened to floats (F16,
-// BF16) or copied (F32) into a small panel that stays in the L1 cache while
-// every token tile of the chunk passes over it, so a weight is widened once
-// per chunk, not once per token tile. A (row, token) pair's accumulator
-// waits in a per-thread buffer from one k-block to the next.
+// A row tile's weights are taken a k-block at a time into a small panel that
+// stays in the L1 cache while every token tile of the chunk passes over it:
+// widened to floats (F16, BF16) or copied (F32), or, where the CPU multiplies
+// bfloat16 pairs (bf16_pairs.hpp), copied as they are. So a weight is read
+// and widened once per chunk, not once per token tile. A (row, token) pair's
+// accumulator waits in a per-thread buffer from one k-block to the next.
 //
-// Numerics: the same as dot_tile's (dot.hpp), bit for bit: one SIMD
-// accumulator per (row, token) fed by FMAs in order of k, its k-blocks one
-// after another, then dot_tile's own ending (finish_dot_tile: the last
-// columns, the lanes' sums). Only where the operands and the accumulators
-// wait differs.
+// What differs between the two kinds of panel (FloatPanels here,
+// Bf16PairPanels in bf16_pairs.hpp) is what a vector holds, its
+// multiply-add and how a tile's sums end.
+//
+// Numerics: the same as the kind's whole-row tile's, bit for bit (dot_tile
+// in dot.hpp, dot_tile_bf16): one SIMD accumulator per (row, token) fed in
+// order of k, its k-blocks one after another, then the same ending
+// (finish_dot_tile for floats: the last columns, the lanes' sums). Only
+// where the operands and the accumulators wait differs.
 #pragma once
 
 #include <algorithm>
@@ -29,41 +34,80 @@ namespace kiln::kernels::detail {
 
 // The register tile: 5 rows x 5 tokens with 32 vector registers (25
 // accumulators, 5 weight vectors and the activation vector they share), else
-// 2 x 6 as the whole-row tiles (matmul.hpp).
+// 2 x 6.
 inline constexpr int kPanelRowTile = kFloatRegisters >= 32 ? 5 : 2;
 inline constexpr int kPanelTokenTile = kFloatRegisters >= 32 ? 5 : 6;
 
-// Tokens per chunk, 20 token tiles: each weight, read from memory and widened
-// once per chunk, meets this many. Only a k-block's slice of the chunk's
-// packed activations needs to stay in L2 at a time.
-inline constexpr int kFloatChunkTokens = 20 * kPanelTokenTile;
 
-// Floats of a row per k-block: a 5-row panel is 20 KiB and stays in L1 beside
-// the token tile's stream. Longer blocks save more of the accumulators'
-// trips to memory between blocks, and crowd L1 more.
-inline constexpr int kFloatKBlock = 1024;
+// Bytes of a row's panel per k-block (1024 floats, 2048 bfloat16 values): a
+// 5-row panel is 20 KiB and stays in L1 beside the token tile's stream.
+// Longer blocks save more of the accumulators' trips to memory between
+// blocks, and crowd L1 more.
+inline constexpr int kPanelBlockBytes = 4096;
+
+// Float panels: weights widened to floats, FMAs; the columns after the last
+// whole vector are finish_dot_tile's.
+struct FloatPanels {
+  using Elem = float;
+  using Vec = FloatVec;
+  using Acc = FloatVec;
+  static constexpr int kElems = kFloatLanes;
+  template <int Cols>
+  static constexpr int kVectors = Cols / kFloatLanes;
+
+  static Vec load(const float* p) { return FloatVec::load_aligned(p); }
+  static void keep(Vec& v) { keep_in_register(v); }
+  static Acc zero() { return FloatVec(0.0f); }
+  static Acc load_acc(const float* p) { return FloatVec::load_aligned(p); }
+  static void store_acc(const Acc& a, float* p) { a.store_aligned(p); }
+  static Acc madd(const Acc& acc, const Vec& w, const Vec& x) { return xsimd::fma(w, x, acc); }
+
+  // Vector v of a weight row, widened.
+  template <TensorType T, int Cols>
+  static void fill(const uint8_t* row, int v, float* out) {
+    WeightRow<T>::load(row, int64_t{v} * kFloatLanes).store_aligned(out);
+  }
+  // Vector v of an activation row.
+  template <int Cols>
+  static void pack(const float* x, int v, float* out) {
+    std::memcpy(out, x + v * kFloatLanes, kFloatLanes * sizeof(float));
+  }
+  template <TensorType T, int Cols, int NRows, int NTokens, int64_t RowBytes>
+  static void finish(Acc (&acc)[NRows][NTokens], const uint8_t* rows, const float* x, float (&sums)[NRows][NTokens]) {
+    finish_dot_tile<T, Cols, NRows, NTokens, RowBytes>(acc, rows, x, sums);
+  }
+};
+
+// Tokens per chunk: each weight, read from memory and widened once per
+// chunk, meets this many. 20 token tiles, or fewer where the chunk's packed
+// activations would pass 1 MiB: every row tile reads all of them, and
+// beyond the L2 cache they come from L3 at a rate the FMAs outrun
+// (docs/benchmarks.md, "panel chunks").
+template <class Kind, int Cols>
+inline constexpr int kPanelChunkTokens = [] {
+  constexpr int64_t kBytes = int64_t{1} << 20;
+  constexpr int64_t kTileBytes =
+      int64_t{kPanelTokenTile} * std::max(Kind::template kVectors<Cols>, 1) * Kind::kElems * sizeof(typename Kind::Elem);
+  return static_cast<int>(std::clamp<int64_t>(kBytes / kTileBytes, 1, 20)) * kPanelTokenTile;
+}();
 
 struct PackedTokens;
-struct FloatPanel;
-struct FloatPartials;
+struct Panel;
+struct PanelPartials;
 
-// The values of a row of Cols in whole vectors (the rest: the scalar tail).
-template <int Cols>
-inline constexpr int kSimdCols = Cols / kFloatLanes * kFloatLanes;
-
-// This thread's copy of the whole vectors of n_tokens activation vectors (x,
-// Cols floats apart) in token-tile order: tiles of TokenTile tokens, then the
+// This thread's copy of the panel vectors of n_tokens activation vectors (x,
+// Cols apart) in token-tile order: tiles of TokenTile tokens, then the
 // leftover tokens one by one; within a tile of n tokens starting at token t0
-// (at t0 * kSimdCols), vector v of token t is at (v * n + t) * kFloatLanes.
-template <int Cols, int TokenTile, int Chunk>
-const float* pack_tokens(const float* x, int n_tokens) {
-  float* packed = thread_buffer<PackedTokens, float, int64_t{Chunk} * std::max(kSimdCols<Cols>, 1)>();
+// (at t0 * kVectors * kElems), vector v of token t is at (v * n + t) * kElems.
+template <class Kind, int Cols, int TokenTile, int Chunk>
+const typename Kind::Elem* pack_tokens(const typename Kind::Elem* x, int n_tokens) {
+  using Elem = typename Kind::Elem;
+  constexpr int kVectors = Kind::template kVectors<Cols>, kElems = Kind::kElems;
+  Elem* packed = thread_buffer<PackedTokens, Elem, int64_t{Chunk} * std::max(kVectors * kElems, 1)>();
   const auto pack_tile = [&](int t0, int n) {
-    float* tile = packed + int64_t{t0} * kSimdCols<Cols>;
-    for (int v = 0; v < kSimdCols<Cols> / kFloatLanes; ++v)
-      for (int t = 0; t < n; ++t)
-        std::memcpy(tile + (v * n + t) * kFloatLanes, x + int64_t{t0 + t} * Cols + v * kFloatLanes,
-                    kFloatLanes * sizeof(float));
+    Elem* tile = packed + int64_t{t0} * kVectors * kElems;
+    for (int v = 0; v < kVectors; ++v)
+      for (int t = 0; t < n; ++t) Kind::template pack<Cols>(x + int64_t{t0 + t} * Cols, v, tile + (v * n + t) * kElems);
   };
   int t0 = 0;
   for (; t0 + TokenTile <= n_tokens; t0 += TokenTile) pack_tile(t0, TokenTile);
@@ -71,46 +115,53 @@ const float* pack_tokens(const float* x, int n_tokens) {
   return packed;
 }
 
+// Vectors of a row's panel per k-block.
+template <class Kind>
+inline constexpr int kBlockVectors = kPanelBlockBytes / static_cast<int>(Kind::kElems * sizeof(typename Kind::Elem));
+
 // acc[r][t] += panel row r times token t for `vectors` vectors: panel rows
-// are kFloatKBlock floats apart, the tokens packed (pack_tokens).
-template <int NRows, int NTokens>
-inline void panel_fmas(const float* panel, const float* tokens, int vectors, FloatVec (&acc)[NRows][NTokens]) {
+// are a k-block apart, the tokens packed (pack_tokens).
+template <class Kind, int NRows, int NTokens>
+inline void panel_products(const typename Kind::Elem* panel, const typename Kind::Elem* tokens, int vectors,
+                           typename Kind::Acc (&acc)[NRows][NTokens]) {
+  constexpr int kElems = Kind::kElems, kRowElems = kBlockVectors<Kind> * kElems;
   for (int v = 0; v < vectors; ++v) {
-    FloatVec wk[NRows];
-    for (int r = 0; r < NRows; ++r) wk[r] = FloatVec::load_aligned(panel + r * kFloatKBlock + v * kFloatLanes);
+    typename Kind::Vec wk[NRows];
+    for (int r = 0; r < NRows; ++r) wk[r] = Kind::load(panel + r * kRowElems + v * kElems);
     for (int t = 0; t < NTokens; ++t) {
-      FloatVec xk = FloatVec::load_aligned(tokens + (v * NTokens + t) * kFloatLanes);
-      keep_in_register(xk);  // one load for NRows FMAs, not one per FMA
-      for (int r = 0; r < NRows; ++r) acc[r][t] = xsimd::fma(wk[r], xk, acc[r][t]);
+      typename Kind::Vec xk = Kind::load(tokens + (v * NTokens + t) * kElems);
+      Kind::keep(xk);  // one load for NRows products, not one per product
+      for (int r = 0; r < NRows; ++r) acc[r][t] = Kind::madd(acc[r][t], wk[r], xk);
     }
   }
 }
 
-// One k-block (from k0) of rows r0 .. r0 + NRows - 1 (rows: their weights)
-// and tokens t0 .. t0 + NTokens - 1 of a chunk (packed, x, y: the chunk's
-// token 0). The first block starts the accumulators, the last one sums them
-// into y; between blocks they wait in `partials` ([token][row] vectors).
-template <TensorType T, int Rows, int Cols, Store S, int NRows, int NTokens>
-void panel_tile(const float* panel, const uint8_t* rows, int r0, int t0, int k0, const float* packed, const float* x,
-                float* partials, float* y) {
-  constexpr int kWhole = kSimdCols<Cols>;
+// One k-block (from vector v0) of rows r0 .. r0 + NRows - 1 (rows: their
+// weights) and tokens t0 .. t0 + NTokens - 1 of a chunk (packed, x, y: the
+// chunk's token 0). The first block starts the accumulators, the last one
+// sums them into y; between blocks they wait in `partials` ([token][row]
+// accumulators).
+template <class Kind, TensorType T, int Rows, int Cols, Store S, int NRows, int NTokens>
+void panel_tile(const typename Kind::Elem* panel, const uint8_t* rows, int r0, int t0, int v0,
+                const typename Kind::Elem* packed, const typename Kind::Elem* x, float* partials, float* y) {
+  constexpr int kVectors = Kind::template kVectors<Cols>, kBlock = kBlockVectors<Kind>;
   constexpr auto kRowBytes = static_cast<int64_t>(row_bytes(T, Cols));
-  const bool first = k0 == 0, last = k0 + kFloatKBlock >= kWhole;
-  const int vectors = (std::min(k0 + kFloatKBlock, kWhole) - k0) / kFloatLanes;
+  const bool first = v0 == 0, last = v0 + kBlock >= kVectors;
+  const int vectors = std::min(v0 + kBlock, kVectors) - v0;
   float* saved = partials + int64_t{t0} * NRows * kFloatLanes;
 
-  FloatVec acc[NRows][NTokens];
+  typename Kind::Acc acc[NRows][NTokens];
   for (int r = 0; r < NRows; ++r)
     for (int t = 0; t < NTokens; ++t)
-      acc[r][t] = first ? FloatVec(0.0f) : FloatVec::load_aligned(saved + (t * NRows + r) * kFloatLanes);
-  panel_fmas(panel, packed + int64_t{t0} * kWhole + int64_t{k0} * NTokens, vectors, acc);
+      acc[r][t] = first ? Kind::zero() : Kind::load_acc(saved + (t * NRows + r) * kFloatLanes);
+  panel_products<Kind>(panel, packed + (int64_t{t0} * kVectors + int64_t{v0} * NTokens) * Kind::kElems, vectors, acc);
   if (!last) {
     for (int r = 0; r < NRows; ++r)
-      for (int t = 0; t < NTokens; ++t) acc[r][t].store_aligned(saved + (t * NRows + r) * kFloatLanes);
+      for (int t = 0; t < NTokens; ++t) Kind::store_acc(acc[r][t], saved + (t * NRows + r) * kFloatLanes);
     return;
   }
   float sums[NRows][NTokens];
-  finish_dot_tile<T, Cols, NRows, NTokens, kRowBytes>(acc, rows, x + int64_t{t0} * Cols, sums);
+  Kind::template finish<T, Cols, NRows, NTokens, kRowBytes>(acc, rows, x + int64_t{t0} * Cols, sums);
   for (int r = 0; r < NRows; ++r)
     for (int t = 0; t < NTokens; ++t) {
       float& dst = y[int64_t{t0 + t} * Rows + r0 + r];
@@ -119,34 +170,39 @@ void panel_tile(const float* panel, const uint8_t* rows, int r0, int t0, int k0,
 }
 
 // Rows r0 .. r0 + NRows - 1 for a chunk's n_tokens tokens (at most Chunk).
-template <TensorType T, int Rows, int Cols, Store S, int NRows, int TokenTile, int Chunk>
-void matmul_panel_rows(const uint8_t* w, int r0, const float* packed, const float* x, float* y, int n_tokens) {
-  constexpr int kWhole = kSimdCols<Cols>;
+template <class Kind, TensorType T, int Rows, int Cols, Store S, int NRows, int TokenTile, int Chunk>
+void matmul_panel_rows(const uint8_t* w, int r0, const typename Kind::Elem* packed, const typename Kind::Elem* x,
+                       float* y, int n_tokens) {
+  using Elem = typename Kind::Elem;
+  constexpr int kVectors = Kind::template kVectors<Cols>, kBlock = kBlockVectors<Kind>, kElems = Kind::kElems;
   constexpr auto kRowBytes = static_cast<int64_t>(row_bytes(T, Cols));
   const uint8_t* rows = w + r0 * kRowBytes;
-  float* panel = thread_buffer<FloatPanel, float, int64_t{NRows} * kFloatKBlock>();
-  float* partials = thread_buffer<FloatPartials, float, int64_t{Chunk} * NRows * kFloatLanes>();
+  Elem* panel = thread_buffer<Panel, Elem, int64_t{NRows} * kBlock * kElems>();
+  float* partials = thread_buffer<PanelPartials, float, int64_t{Chunk} * NRows * kFloatLanes>();
   // At least one block: with fewer values than a vector, it only ends the sums.
-  for (int k0 = 0; k0 == 0 || k0 < kWhole; k0 += kFloatKBlock) {
+  for (int v0 = 0; v0 == 0 || v0 < kVectors; v0 += kBlock) {
     for (int r = 0; r < NRows; ++r)
-      for (int k = k0; k < std::min(k0 + kFloatKBlock, kWhole); k += kFloatLanes)
-        WeightRow<T>::load(rows + r * kRowBytes, k).store_aligned(panel + r * kFloatKBlock + k - k0);
+      for (int v = v0; v < std::min(v0 + kBlock, kVectors); ++v)
+        Kind::template fill<T, Cols>(rows + r * kRowBytes, v, panel + (r * kBlock + v - v0) * kElems);
     int t0 = 0;
     for (; t0 + TokenTile <= n_tokens; t0 += TokenTile)
-      panel_tile<T, Rows, Cols, S, NRows, TokenTile>(panel, rows, r0, t0, k0, packed, x, partials, y);
-    for (; t0 < n_tokens; ++t0) panel_tile<T, Rows, Cols, S, NRows, 1>(panel, rows, r0, t0, k0, packed, x, partials, y);
+      panel_tile<Kind, T, Rows, Cols, S, NRows, TokenTile>(panel, rows, r0, t0, v0, packed, x, partials, y);
+    for (; t0 < n_tokens; ++t0)
+      panel_tile<Kind, T, Rows, Cols, S, NRows, 1>(panel, rows, r0, t0, v0, packed, x, partials, y);
   }
 }
 
 // The rows of row tile `tile` (the last one may be partial) for a chunk's
-// tokens: packed by pack_tokens<Cols, TokenTile, Chunk>, x as they came.
-template <TensorType T, int Rows, int Cols, Store S, int RowTile, int TokenTile, int Chunk>
-void matmul_panel_row_tile(const uint8_t* w, int tile, const float* packed, const float* x, float* y, int n_tokens) {
+// tokens: packed by pack_tokens<Kind, Cols, TokenTile, Chunk>, x as they came.
+template <class Kind, TensorType T, int Rows, int Cols, Store S, int RowTile, int TokenTile, int Chunk>
+void matmul_panel_row_tile(const uint8_t* w, int tile, const typename Kind::Elem* packed,
+                           const typename Kind::Elem* x, float* y, int n_tokens) {
   const int r0 = tile * RowTile;
   if (r0 + RowTile <= Rows) {
-    matmul_panel_rows<T, Rows, Cols, S, RowTile, TokenTile, Chunk>(w, r0, packed, x, y, n_tokens);
+    matmul_panel_rows<Kind, T, Rows, Cols, S, RowTile, TokenTile, Chunk>(w, r0, packed, x, y, n_tokens);
   } else {
-    for (int r = r0; r < Rows; ++r) matmul_panel_rows<T, Rows, Cols, S, 1, TokenTile, Chunk>(w, r, packed, x, y, n_tokens);
+    for (int r = r0; r < Rows; ++r)
+      matmul_panel_rows<Kind, T, Rows, Cols, S, 1, TokenTile, Chunk>(w, r, packed, x, y, n_tokens);
   }
 }
 
