@@ -29,6 +29,12 @@ CONVERSATIONS = 40
 # (running or queued for its slots) when the first turn 3 anywhere ends.
 SHORT_TURN, LONG_TURN = 16, 200
 BOUND = 45  # seconds for a whole phase; every request has its own 30 s
+SESSIONLESS = 10  # requests without a session after the kill
+# After the kill the survivor takes every request: the cut third turns (up to
+# all of the victim's conversations) and the sessionless ones at once. Its
+# line of waiting requests must hold them all: the default 32 beside 4 slots
+# (36 in all) had one of them refused with a 503 under the sanitizers.
+SLOTS, MAX_WAITING = 4, CONVERSATIONS + SESSIONLESS
 
 
 def cached(reply):
@@ -63,7 +69,7 @@ def main():
         print("nginx replica test: skipped, nginx is not installed (Debian: apt-get install nginx; CI installs it)")
         return 77
     started = time.monotonic()
-    with Loopback(sys.argv[1], replicas=2, server_args=["-np", "4"]) as lb:
+    with Loopback(sys.argv[1], replicas=2, server_args=["-np", str(SLOTS), "--max-waiting", str(MAX_WAITING)]) as lb:
         port = lb.nginx_port
         conversations = [Conversation(f"conversation-{i}") for i in range(CONVERSATIONS)]
 
@@ -112,7 +118,7 @@ def main():
         # requests without a session.
         after = run_all([lambda c=c: c.turn(port, 3, SHORT_TURN) for c in failed] +
                         [lambda i=i: chat(port, [{"role": "user", "content": f"Tell me a story, {i}."}])
-                         for i in range(10)])
+                         for i in range(SESSIONLESS)])
         for r in after:
             check(r.sent_at > killed_at and r.status == 200, f"after the kill: {r.status} {r.error or r.body}")
 
