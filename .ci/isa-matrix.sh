@@ -3,13 +3,15 @@
 # tests run wherever this machine can execute them. The default,
 # -march=native, is built and tested in full by scripts/test.sh; here:
 #   x86-64 (SSE2 baseline), x86-64-v3 (AVX2), x86-64-v4 (AVX-512 without
-#     VNNI), cascadelake (AVX-512 with VNNI): the kernel suites, run where
-#     this CPU can, built only elsewhere (said which); at the baseline also
-#     the end-to-end suite of mixed-type models (every weight type, both
-#     architectures, against the reference forward pass) on 4-lane vectors. A
-#     level whose code paths are native's (the same instruction-set macros)
-#     is left to the native build. What does not depend on the instruction
-#     set (tokenizers, chat, files) is tested once, by the native build;
+#     VNNI), cooperlake (AVX-512 with VNNI and BF16 but not FP16: the
+#     vdpbf16ps path, which CPUs with AVX-512 FP16 leave out): the kernel
+#     suites, run where this CPU can, built only elsewhere (said which); at
+#     the baseline also the end-to-end suite of mixed-type models (every
+#     weight type, both architectures, against the reference forward pass)
+#     on 4-lane vectors. A level whose code paths are native's (the same
+#     instruction-set macros) is left to the native build. What does not
+#     depend on the instruction set (tokenizers, chat, files) is tested
+#     once, by the native build;
 #   aarch64, cross-compiled: armv8.2-a+dotprod, the kernel suites and the
 #     end-to-end suite of mixed-type models under qemu-user; armv8-a, the
 #     kernel suites;
@@ -61,12 +63,12 @@ cpu_runs() {
 mapfile -t kernel_tests < tests/kernel_tests.txt
 kernel_regex="^($(IFS='|'; echo "${kernel_tests[*]}"))\$"
 
-# The compiler's macros that choose code paths: kiln's (kernels/arch/, fp16.hpp)
-# and xsimd's (its config header). Two levels with the same ones compile the
-# same kernels.
+# The compiler's macros that choose code paths: kiln's (kernels/arch/,
+# fp16.hpp, bf16_pairs.hpp) and xsimd's (its config header). Two levels with
+# the same ones compile the same kernels.
 path_macros() {
   g++ -march="$1" -dM -E -x c++ /dev/null |
-    sed -n 's/^#define __\(AVX512\(F\|BW\|CD\|DQ\|VL\|VNNI\)\|AVX2\|AVX\|FMA4\?\|F16C\|SSE[0-9_]*\|SSSE3\)__ 1$/\1/p' |
+    sed -n 's/^#define __\(AVX512\(F\|BW\|CD\|DQ\|VL\|VNNI\|BF16\|FP16\)\|AVX2\|AVX\|FMA4\?\|F16C\|SSE[0-9_]*\|SSSE3\)__ 1$/\1/p' |
     sort | tr '\n' ' '
 }
 native_paths=$(path_macros native)
@@ -74,7 +76,7 @@ native_paths=$(path_macros native)
 suites=("${kernel_tests[@]}" e2e_synth_combos)
 # e2e_synth_combos runs as several ctest tests, e2e_synth_combos.<model>.
 suites_regex="^($(IFS='|'; echo "${suites[*]}"))(\\..+)?\$"
-for level in x86-64 x86-64-v3 x86-64-v4 cascadelake; do
+for level in x86-64 x86-64-v3 x86-64-v4 cooperlake; do
   # x86-64-v4 is always built: the start-up check below runs its program.
   if [ "$level" != x86-64-v4 ] && [ "$(path_macros "$level")" = "$native_paths" ]; then
     echo "isa-matrix: $level: the same kernel code paths as native (built and tested in full by scripts/test.sh); skipped"
