@@ -42,10 +42,13 @@ constexpr int k_max_code(TensorType t) {
   }
 }
 
-// acc[t] (lane r) = dot(row r of the group, activation vector t) for NVecs
-// consecutive Q8 vectors of Cols values.
-template <class Ops, TensorType T, int Cols, int NVecs, int64_t PrefetchAhead>
-void dot_group_kquant(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs]) {
+// acc[g * NVecs + t] (lane r) = dot(row r of group g, activation vector t)
+// for NGroups consecutive groups and NVecs consecutive Q8 vectors of Cols
+// values. The groups take turns a super-block at a time, each its own
+// stream from memory; each group's lanes see the same operations in the
+// same order whatever NGroups is.
+template <class Ops, TensorType T, int Cols, int NGroups, int NVecs, int64_t PrefetchAhead>
+void dot_groups_kquant(const uint8_t* first_group, Q8In x, typename Ops::Acc (&acc)[NGroups * NVecs]) {
   static_assert(is_super_block_type(T) && Cols % kSuperBlockElems == 0 && Ops::kRows == kInterleaveRows);
   using arch::CodeSpan;
   using Acc = typename Ops::Acc;
@@ -54,67 +57,71 @@ void dot_group_kquant(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVe
   constexpr int kMaxCode = k_max_code(T);
   constexpr int32_t kBias = code_bias(T);
   constexpr int64_t kUnitBytes = k_unit_row_bytes(T) * R;
+  constexpr int64_t kGroupBytes = k_interleaved_group_bytes(T, Cols);
 
   // Accumulated in locals, as dot_groups_blocks does (dot_q8.hpp).
-  Acc sums[NVecs];
-  for (auto& a : sums) a = Ops::zero();
+  Acc all_sums[NGroups * NVecs];
+  for (auto& a : all_sums) a = Ops::zero();
   for (int sb = 0; sb < Cols / kSuperBlockElems; ++sb) {
-    const uint8_t* super = group + sb * k_super_block_group_bytes(T);
-    const uint8_t* units = super + k_header_row_bytes(T) * R;
-    const Acc d = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super));
-    for (int u = 0; u < kUnitsPerSuperBlock; ++u) {
-      const uint8_t* unit = units + u * kUnitBytes;
-      for (int64_t line = 0; line < kUnitBytes; line += 64) __builtin_prefetch(unit + line + PrefetchAhead);
-      const typename Ops::Quants w = Ops::template decode_k<T>(unit);
-      const int b = sb * kUnitsPerSuperBlock + u;
-      if constexpr (T == TensorType::Q6_K || T == TensorType::Q3_K) {
-        const uint8_t* scales = super + 2 * R;
-        const Acc scale_low = Ops::mul(d, Ops::template byte_scales<true>(scales + 2 * u * R));
-        const Acc scale_high = Ops::mul(d, Ops::template byte_scales<true>(scales + (2 * u + 1) * R));
-        for (int t = 0; t < NVecs; ++t) {
-          const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
-          const auto low = Ops::template dot_codes<CodeSpan::Low, kMaxCode>(w, xb.qs, kBias * xb.sum[0]);
-          const auto high = Ops::template dot_codes<CodeSpan::High, kMaxCode>(w, xb.qs, kBias * xb.sum[1]);
-          sums[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), sums[t]);
-          sums[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), sums[t]);
-        }
-      } else if constexpr (T == TensorType::Q2_K) {
-        const Acc dmin = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super + 2 * R));
-        const uint8_t* packed = super + 4 * R;  // scale | min << 4, for each half
-        const Acc scale_low = Ops::mul(d, Ops::template nibble_scales<false>(packed + 2 * u * R));
-        const Acc scale_high = Ops::mul(d, Ops::template nibble_scales<false>(packed + (2 * u + 1) * R));
-        const Acc min_low = Ops::mul(dmin, Ops::template nibble_scales<true>(packed + 2 * u * R));
-        const Acc min_high = Ops::mul(dmin, Ops::template nibble_scales<true>(packed + (2 * u + 1) * R));
-        for (int t = 0; t < NVecs; ++t) {
-          const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
-          const auto low = Ops::template dot_codes<CodeSpan::Low, kMaxCode>(w, xb.qs, 0);
-          const auto high = Ops::template dot_codes<CodeSpan::High, kMaxCode>(w, xb.qs, 0);
-          sums[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), sums[t]);
-          sums[t] = Ops::fnma(min_low, *xb.d * static_cast<float>(xb.sum[0]), sums[t]);
-          sums[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), sums[t]);
-          sums[t] = Ops::fnma(min_high, *xb.d * static_cast<float>(xb.sum[1]), sums[t]);
-        }
-      } else if constexpr (T == TensorType::IQ4_XS) {
-        const Acc scale = Ops::mul(d, Ops::template byte_scales<true>(super + 2 * R + u * R));
-        for (int t = 0; t < NVecs; ++t) {
-          const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
-          const auto dots = Ops::template dot<TensorType::IQ4_NL>(w, xb.qs, kBias * xb.block_sum());
-          sums[t] = Ops::fma(dots, Ops::scales(scale, *xb.d), sums[t]);
-        }
-      } else {
-        const Acc dmin = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super + 2 * R));
-        const Acc scale = Ops::mul(d, Ops::template byte_scales<false>(super + 4 * R + u * R));
-        const Acc min = Ops::mul(dmin, Ops::template byte_scales<false>(super + 12 * R + u * R));
-        for (int t = 0; t < NVecs; ++t) {
-          const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
-          const auto dots = Ops::template dot_codes<CodeSpan::Both, kMaxCode>(w, xb.qs, 0);
-          sums[t] = Ops::fma(dots, Ops::scales(scale, *xb.d), sums[t]);
-          sums[t] = Ops::fnma(min, *xb.d * static_cast<float>(xb.block_sum()), sums[t]);
+    for (int g = 0; g < NGroups; ++g) {
+      Acc* sums = all_sums + g * NVecs;
+      const uint8_t* super = first_group + g * kGroupBytes + sb * k_super_block_group_bytes(T);
+      const uint8_t* units = super + k_header_row_bytes(T) * R;
+      const Acc d = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super));
+      for (int u = 0; u < kUnitsPerSuperBlock; ++u) {
+        const uint8_t* unit = units + u * kUnitBytes;
+        for (int64_t line = 0; line < kUnitBytes; line += 64) __builtin_prefetch(unit + line + PrefetchAhead);
+        const typename Ops::Quants w = Ops::template decode_k<T>(unit);
+        const int b = sb * kUnitsPerSuperBlock + u;
+        if constexpr (T == TensorType::Q6_K || T == TensorType::Q3_K) {
+          const uint8_t* scales = super + 2 * R;
+          const Acc scale_low = Ops::mul(d, Ops::template byte_scales<true>(scales + 2 * u * R));
+          const Acc scale_high = Ops::mul(d, Ops::template byte_scales<true>(scales + (2 * u + 1) * R));
+          for (int t = 0; t < NVecs; ++t) {
+            const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
+            const auto low = Ops::template dot_codes<CodeSpan::Low, kMaxCode>(w, xb.qs, kBias * xb.sum[0]);
+            const auto high = Ops::template dot_codes<CodeSpan::High, kMaxCode>(w, xb.qs, kBias * xb.sum[1]);
+            sums[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), sums[t]);
+            sums[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), sums[t]);
+          }
+        } else if constexpr (T == TensorType::Q2_K) {
+          const Acc dmin = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super + 2 * R));
+          const uint8_t* packed = super + 4 * R;  // scale | min << 4, for each half
+          const Acc scale_low = Ops::mul(d, Ops::template nibble_scales<false>(packed + 2 * u * R));
+          const Acc scale_high = Ops::mul(d, Ops::template nibble_scales<false>(packed + (2 * u + 1) * R));
+          const Acc min_low = Ops::mul(dmin, Ops::template nibble_scales<true>(packed + 2 * u * R));
+          const Acc min_high = Ops::mul(dmin, Ops::template nibble_scales<true>(packed + (2 * u + 1) * R));
+          for (int t = 0; t < NVecs; ++t) {
+            const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
+            const auto low = Ops::template dot_codes<CodeSpan::Low, kMaxCode>(w, xb.qs, 0);
+            const auto high = Ops::template dot_codes<CodeSpan::High, kMaxCode>(w, xb.qs, 0);
+            sums[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), sums[t]);
+            sums[t] = Ops::fnma(min_low, *xb.d * static_cast<float>(xb.sum[0]), sums[t]);
+            sums[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), sums[t]);
+            sums[t] = Ops::fnma(min_high, *xb.d * static_cast<float>(xb.sum[1]), sums[t]);
+          }
+        } else if constexpr (T == TensorType::IQ4_XS) {
+          const Acc scale = Ops::mul(d, Ops::template byte_scales<true>(super + 2 * R + u * R));
+          for (int t = 0; t < NVecs; ++t) {
+            const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
+            const auto dots = Ops::template dot<TensorType::IQ4_NL>(w, xb.qs, kBias * xb.block_sum());
+            sums[t] = Ops::fma(dots, Ops::scales(scale, *xb.d), sums[t]);
+          }
+        } else {
+          const Acc dmin = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super + 2 * R));
+          const Acc scale = Ops::mul(d, Ops::template byte_scales<false>(super + 4 * R + u * R));
+          const Acc min = Ops::mul(dmin, Ops::template byte_scales<false>(super + 12 * R + u * R));
+          for (int t = 0; t < NVecs; ++t) {
+            const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
+            const auto dots = Ops::template dot_codes<CodeSpan::Both, kMaxCode>(w, xb.qs, 0);
+            sums[t] = Ops::fma(dots, Ops::scales(scale, *xb.d), sums[t]);
+            sums[t] = Ops::fnma(min, *xb.d * static_cast<float>(xb.block_sum()), sums[t]);
+          }
         }
       }
     }
   }
-  for (int t = 0; t < NVecs; ++t) acc[t] = sums[t];
+  for (int i = 0; i < NGroups * NVecs; ++i) acc[i] = all_sums[i];
 }
 
 }  // namespace kiln::kernels

@@ -77,14 +77,22 @@ void dot_groups_blocks(const uint8_t* first_group, Q8In x, typename Ops::Acc (&a
   for (int i = 0; i < NGroups * NVecs; ++i) acc[i] = sums[i];
 }
 
+// acc[g * NVecs + t] (lane r) = dot(row r of group g, activation vector t)
+// for NGroups consecutive groups and NVecs consecutive Q8 vectors of Cols
+// values, any quantized type.
+template <class Ops, TensorType T, int Cols, int NGroups, int NVecs>
+void dot_groups_q8(const uint8_t* first_group, Q8In x, typename Ops::Acc (&acc)[NGroups * NVecs]) {
+  if constexpr (is_super_block_type(T))
+    dot_groups_kquant<Ops, T, Cols, NGroups, NVecs, kPrefetchAheadBytes>(first_group, x, acc);
+  else
+    dot_groups_blocks<Ops, T, Cols, NGroups, NVecs>(first_group, x, acc);
+}
+
 // acc[t] (lane r) = dot(row r of the group, activation vector t) for NVecs
 // consecutive Q8 vectors of Cols values.
 template <class Ops, TensorType T, int Cols, int NVecs>
 void dot_group_q8(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs]) {
-  if constexpr (is_super_block_type(T))
-    dot_group_kquant<Ops, T, Cols, NVecs, kPrefetchAheadBytes>(group, x, acc);
-  else
-    dot_groups_blocks<Ops, T, Cols, 1, NVecs>(group, x, acc);
+  dot_groups_q8<Ops, T, Cols, 1, NVecs>(group, x, acc);
 }
 
 }  // namespace kiln::kernels

@@ -105,12 +105,12 @@ void matmul_group_tile(const uint8_t* group, int g, int t0, Q8In x, float* y) {
   for (int t = 0; t < NTokens; ++t) store_group<Rows, S>(acc[t], g, t0 + t, y);
 }
 
-// Fewer tokens than a tile (generation), 32-element block types: one token
-// at a time over kVectorGroups groups of rows at once, block by block. A
-// group is one stream from memory, and one stream with this much arithmetic
-// per byte keeps too few reads in flight to reach the memory's rate; four
-// streams read faster (docs/benchmarks.md, "four groups of rows at once").
-// The super-block types, whose groups read about as fast alone, keep one.
+// Fewer tokens than a tile (generation): one token at a time over
+// kVectorGroups groups of rows at once, block by block (super-block by
+// super-block for the K-quants). A group is one stream from memory, and one
+// stream with this much arithmetic per byte keeps too few reads in flight
+// to reach the memory's rate; four streams read faster (docs/benchmarks.md,
+// "four groups of rows at once" and "K-quant generation over four groups").
 inline constexpr int kVectorGroups = 4;
 
 // y for token t and the rows of NGroups interleaved groups from g0.
@@ -118,8 +118,8 @@ template <TensorType T, int Rows, int Cols, Store S, int NGroups>
 void matmul_groups_token(const uint8_t* w, int g0, int t, Q8In x, float* y) {
   using Ops = NativeInt8Ops;
   typename Ops::Acc acc[NGroups];
-  dot_groups_blocks<Ops, T, Cols, NGroups, 1>(w + g0 * interleaved_group_bytes(T, Cols),
-                                              x.at_block(static_cast<int64_t>(t) * (Cols / kQuantBlockElems)), acc);
+  dot_groups_q8<Ops, T, Cols, NGroups, 1>(w + g0 * interleaved_group_bytes(T, Cols),
+                                          x.at_block(static_cast<int64_t>(t) * (Cols / kQuantBlockElems)), acc);
   for (int i = 0; i < NGroups; ++i) store_group<Rows, S>(acc[i], g0 + i, t, y);
 }
 
@@ -212,7 +212,7 @@ void matmul_units(const uint8_t* w, const MatmulInput& x, float* y, int n_tokens
     const int n = std::min(kChunk, n_tokens - t0);
     const MatmulInput chunk = x.from_token<Cols>(t0);
     float* y_chunk = y + static_cast<int64_t>(t0) * Rows;
-    if constexpr (is_block_interleaved(T)) {
+    if constexpr (reads_q8(T)) {
       if (n < kQ8TokenTile) {
         matmul_vector_groups<T, Rows, Cols, S>(w, chunk.q8, y_chunk, n);
         continue;
