@@ -38,7 +38,6 @@ namespace kiln::kernels::detail {
 inline constexpr int kPanelRowTile = kFloatRegisters >= 32 ? 5 : 2;
 inline constexpr int kPanelTokenTile = kFloatRegisters >= 32 ? 5 : 6;
 
-
 // Bytes of a row's panel per k-block (1024 floats, 2048 bfloat16 values): a
 // 5-row panel is 20 KiB and stays in L1 beside the token tile's stream.
 // Longer blocks save more of the accumulators' trips to memory between
