@@ -3,9 +3,10 @@
 // for BF16 weights is BF16). On CPUs with AVX-512 BF16 they are multiplied
 // by vdpbf16ps, which adds the products of two bfloat16 pairs to each float
 // lane: twice the multiply-adds of an FMA on widened weights, and no
-// widening. Except where the CPU also has AVX-512 FP16 (Sapphire Rapids and
-// later Xeons): there vdpbf16ps issues at a quarter of the FMAs' rate, so
-// half their flops, and widening is faster (docs/benchmarks.md). Elsewhere
+// widening. Except where the CPU also has AVX-512 FP16 (Intel's Sapphire
+// Rapids and later): on one such Xeon vdpbf16ps issued at a quarter of the
+// FMAs' rate, so half their flops, and widening was faster
+// (docs/benchmarks.md). Elsewhere
 // the rounded activations are floats again and meet the widened weights in
 // FMAs (weight_row_bf16.hpp); a product of two bfloat16 values is exact in
 // float either way.
