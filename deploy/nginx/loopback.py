@@ -127,6 +127,16 @@ class Replica:
     def address(self):
         return f"127.0.0.1:{self.port}"
 
+    def health(self):
+        """GET /health straight from this replica, not through nginx: its
+        slots_processing and requests_waiting."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            conn.request("GET", "/health")
+            return json.loads(conn.getresponse().read())
+        finally:
+            conn.close()
+
 
 class Loopback:
     """`replicas` servers and nginx in front of them, configured by render.sh."""

@@ -6,8 +6,8 @@ X-Session-Id, whose later turns resend the earlier ones.
   - Every turn of a conversation goes to the same replica (nginx's access
     log names it), and turns 2 and 3 find their prefix there
     (usage.prompt_tokens_details.cached_tokens > 0).
-  - One replica is killed (SIGKILL) while its third turns run: the ones in
-    flight on it end with a 5xx, none hangs; every request sent after the
+  - One replica is killed (SIGKILL) once all its third turns have reached
+    it: the ones still in flight on it end with a 5xx, none hangs; every request sent after the
     kill (those conversations' third turns again, and requests without a
     session) is answered 200 by the other replica.
 
@@ -17,16 +17,15 @@ Exit status 77 (ctest: skipped) when nginx is not installed.
 import os
 import re
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy", "nginx"))
-from loopback import Conversation, Loopback, chat, nginx_program  # noqa: E402
+from loopback import Conversation, Loopback, chat, nginx_program, wait_until  # noqa: E402
 
 CONVERSATIONS = 40
 # Turn 3 generates long enough that the victim still has requests in flight
-# (running or queued for its slots) when the first turn 3 anywhere ends.
+# (running or queued for its slots) when the last of them reaches it.
 SHORT_TURN, LONG_TURN = 16, 200
 BOUND = 45  # seconds for a whole phase; every request has its own 30 s
 SESSIONLESS = 10  # requests without a session after the kill
@@ -88,16 +87,25 @@ def main():
         check(all(by_replica.values()), f"the sessions all hashed to one replica: {by_replica.keys()}")
         victim, survivor = sorted(lb.replicas, key=lambda r: -len(by_replica[r.address]))
 
-        # Turn 3, with the victim killed as soon as any third turn ends.
-        first_done = threading.Event()
+        # Turn 3, with the victim killed once it holds every one of its
+        # conversations' third turns (running or waiting for a slot). Killed
+        # any earlier, a third turn that had not yet reached nginx would go
+        # to the survivor, as nginx passes on from a dead replica.
+        on_victim = by_replica[victim.address]
+        ended = []
 
         def third(c):
             c.turn(port, 3, LONG_TURN)
-            first_done.set()
+            ended.append(c)
+
+        def victim_holds_the_rest():
+            done = sum(1 for c in ended if c in on_victim)  # read before the replica's count: never counted twice
+            h = victim.health()
+            return done < len(on_victim) and done + h["slots_processing"] + h["requests_waiting"] == len(on_victim)
 
         with ThreadPoolExecutor(max_workers=CONVERSATIONS) as pool:
             futures = [pool.submit(third, c) for c in conversations]
-            check(first_done.wait(BOUND), f"no third turn ended within {BOUND} s")
+            wait_until(victim_holds_the_rest, BOUND, "the killed replica to hold all its third turns")
             killed_at = time.monotonic()
             lb.kill(victim)
             check(not wait(futures, timeout=BOUND).not_done, f"third turns still unanswered {BOUND} s after the kill")
