@@ -38,7 +38,7 @@ template <TensorType T, int Rows, int Cols>
 struct MatmulCase {
   int64_t gguf_bytes = static_cast<int64_t>(row_bytes(T, Cols)) * Rows;
   std::unique_ptr<uint8_t[], FreeAligned> w;
-  std::unique_ptr<float[], FreeAligned> xf, y, d;
+  std::unique_ptr<float[], FreeAligned> xf, y, d, scaled_sum;
   std::unique_ptr<int8_t[], FreeAligned> qs;
   std::unique_ptr<int32_t[], FreeAligned> sum;
   int n_tokens;
@@ -63,13 +63,14 @@ struct MatmulCase {
     d = aligned<float>(values / 32);
     qs = aligned<int8_t>(values);
     sum = aligned<int32_t>(values / kQ8HalfElems);
+    scaled_sum = aligned<float>(values / 32 * kQ8ScaledSums);
     for (size_t k = 0; k < values; ++k) xf[k] = std::uniform_real_distribution<float>(-1, 1)(rng);
-    quantize_q8<Cols>(xf.get(), n, {qs.get(), d.get(), sum.get()});
+    quantize_q8<Cols>(xf.get(), n, {qs.get(), d.get(), sum.get(), scaled_sum.get()});
   }
 
   // Seconds for `reps` products, after a warm-up.
   double seconds(int reps) {
-    const MatmulInput in{xf.get(), {qs.get(), d.get(), sum.get()}};
+    const MatmulInput in{xf.get(), {qs.get(), d.get(), sum.get(), scaled_sum.get()}};
     matmul<T, Rows, Cols>(w.get(), in, y.get(), n_tokens);
     const auto t0 = std::chrono::steady_clock::now();
     for (int r = 0; r < reps; ++r) matmul<T, Rows, Cols>(w.get(), in, y.get(), n_tokens);

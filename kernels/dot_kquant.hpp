@@ -18,7 +18,9 @@
 //   Q2_K (value = d * scale * code - dmin * min), for each half h:
 //     acc = fma(float(sum code * x), (d * scale_h) * dx, acc)
 //     acc = acc - (dmin * min_h) * (dx * float(S_h))             (fused)
-// d and dmin are the rows' fp16 values, scale and min their small integers.
+// d and dmin are the rows' fp16 values, scale and min their small integers;
+// dx * float(S) comes with the activations (their scaled sums,
+// q8_activations.hpp), rounded once there.
 // Every instruction set performs exactly these operations, so results are
 // the same bits everywhere; tests check each against the portable ops.
 #pragma once
@@ -96,9 +98,9 @@ void dot_groups_kquant(const uint8_t* first_group, Q8In x, typename Ops::Acc (&a
             const auto low = Ops::template dot_codes<CodeSpan::Low, kMaxCode>(w, xb.qs, 0);
             const auto high = Ops::template dot_codes<CodeSpan::High, kMaxCode>(w, xb.qs, 0);
             sums[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), sums[t]);
-            sums[t] = Ops::fnma(min_low, *xb.d * static_cast<float>(xb.sum[0]), sums[t]);
+            sums[t] = Ops::fnma(min_low, xb.scaled(0), sums[t]);
             sums[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), sums[t]);
-            sums[t] = Ops::fnma(min_high, *xb.d * static_cast<float>(xb.sum[1]), sums[t]);
+            sums[t] = Ops::fnma(min_high, xb.scaled(1), sums[t]);
           }
         } else if constexpr (T == TensorType::IQ4_XS) {
           const Acc scale = Ops::mul(d, Ops::template byte_scales<true>(super + 2 * R + u * R));
@@ -115,7 +117,7 @@ void dot_groups_kquant(const uint8_t* first_group, Q8In x, typename Ops::Acc (&a
             const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
             const auto dots = Ops::template dot_codes<CodeSpan::Both, kMaxCode>(w, xb.qs, 0);
             sums[t] = Ops::fma(dots, Ops::scales(scale, *xb.d), sums[t]);
-            sums[t] = Ops::fnma(min, *xb.d * static_cast<float>(xb.block_sum()), sums[t]);
+            sums[t] = Ops::fnma(min, xb.scaled(2), sums[t]);
           }
         }
       }

@@ -70,7 +70,7 @@ void dot_groups_blocks(const uint8_t* first_group, Q8In x, typename Ops::Acc (&a
         const int32_t offset = code_bias(T) * xb.block_sum();
         typename Ops::Acc& sum = sums[g * NVecs + t];
         sum = Ops::fma(Ops::template dot<T>(w, xb.qs, offset), Ops::scales(w_scales, kActivationScale * *xb.d), sum);
-        if constexpr (T == TensorType::Q5_1) sum = Ops::fnma(mins, -(*xb.d * static_cast<float>(xb.block_sum())), sum);
+        if constexpr (T == TensorType::Q5_1) sum = Ops::fnma(mins, -xb.scaled(2), sum);
       }
     }
   }

@@ -109,6 +109,9 @@ void gather_rows(MatmulInput in, const int32_t* token_of, int n_rows, float* out
       std::memcpy(out_q8.d + to / kQuantBlockElems, in.q8.d + from / kQuantBlockElems,
                   Cols / kQuantBlockElems * sizeof(float));
       std::memcpy(out_q8.sum + to / kQ8HalfElems, in.q8.sum + from / kQ8HalfElems, Cols / kQ8HalfElems * sizeof(int32_t));
+      std::memcpy(out_q8.scaled_sum + to / kQuantBlockElems * kQ8ScaledSums,
+                  in.q8.scaled_sum + from / kQuantBlockElems * kQ8ScaledSums,
+                  Cols / kQuantBlockElems * kQ8ScaledSums * sizeof(float));
     }
   }
   team_barrier();

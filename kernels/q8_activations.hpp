@@ -27,15 +27,27 @@ namespace kiln::kernels {
 // int8_dot.hpp and dot_kquant.hpp).
 inline constexpr int kQ8HalfElems = kQuantBlockElems / 2;
 
+// Each block's scale times those sums, as floats: d * S0, d * S1 and
+// d * (S0 + S1), the products the weights with a min (Q2_K by halves, Q4_K,
+// Q5_K and Q5_1 by blocks) take from every token and block. Computed once
+// here rather than in the matmul's token loop, where the scalar work and
+// its broadcast took vector ports from the integer products; the same
+// float products either way, so the same bits.
+inline constexpr int kQ8ScaledSums = 3;
+
 // Where rounded activations go: token t's Cols values as Cols / 32 blocks,
 // x[t][k] ~ d[t][k / 32] * qs[t][k] (d as float; its value is an fp16's),
-// and the sums of qs[t][16h .. 16h + 15], half h, in sum[t][k / 16].
+// the sums of qs[t][16h .. 16h + 15], half h, in sum[t][k / 16], and the
+// block's scaled sums in scaled_sum[t][3 * (k / 32) ..].
 struct Q8Out {
   int8_t* qs;
   float* d;
   int32_t* sum;
+  float* scaled_sum;
 
-  Q8Out at_block(int64_t block) const { return {qs + block * kQuantBlockElems, d + block, sum + 2 * block}; }
+  Q8Out at_block(int64_t block) const {
+    return {qs + block * kQuantBlockElems, d + block, sum + 2 * block, scaled_sum + kQ8ScaledSums * block};
+  }
 };
 
 // The same, read-only, for the matmul.
@@ -43,10 +55,15 @@ struct Q8In {
   const int8_t* qs;
   const float* d;
   const int32_t* sum;
+  const float* scaled_sum;
 
-  Q8In at_block(int64_t block) const { return {qs + block * kQuantBlockElems, d + block, sum + 2 * block}; }
+  Q8In at_block(int64_t block) const {
+    return {qs + block * kQuantBlockElems, d + block, sum + 2 * block, scaled_sum + kQ8ScaledSums * block};
+  }
   // The sum of the block's 32 qs.
   int32_t block_sum() const { return sum[0] + sum[1]; }
+  // d times half h's sum (h = 0, 1), or times the block's (h = 2).
+  float scaled(int h) const { return scaled_sum[h]; }
 };
 
 // Rounds one block of 32 floats.
@@ -63,6 +80,9 @@ inline void quantize_block_q8(const float* x, Q8Out out) {
     }
     out.sum[h] = sum;
   }
+  out.scaled_sum[0] = *out.d * static_cast<float>(out.sum[0]);
+  out.scaled_sum[1] = *out.d * static_cast<float>(out.sum[1]);
+  out.scaled_sum[2] = *out.d * static_cast<float>(out.sum[0] + out.sum[1]);
 }
 
 // Rounds one token's Cols floats.

@@ -22,8 +22,10 @@ struct Q8Buffers {
   std::vector<int8_t> qs;
   std::vector<float> d;
   std::vector<int32_t> sum;
-  explicit Q8Buffers(size_t n_values) : qs(n_values), d(n_values / kBlock), sum(n_values / kQ8HalfElems) {}
-  Q8Out out() { return {qs.data(), d.data(), sum.data()}; }
+  std::vector<float> scaled_sum;
+  explicit Q8Buffers(size_t n_values)
+      : qs(n_values), d(n_values / kBlock), sum(n_values / kQ8HalfElems), scaled_sum(d.size() * kQ8ScaledSums) {}
+  Q8Out out() { return {qs.data(), d.data(), sum.data(), scaled_sum.data()}; }
   bool operator==(const Q8Buffers&) const = default;  // float == is fine: no NaNs here
 };
 
@@ -34,13 +36,17 @@ TEST_CASE("q8 activations: known blocks") {
   int8_t qs[kBlock];
   float d = 0.0f;
   int32_t sum[2] = {};
-  const Q8Out out{qs, &d, sum};
+  float scaled_sum[kQ8ScaledSums] = {};
+  const Q8Out out{qs, &d, sum, scaled_sum};
   quantize_block_q8(x.data(), out);
   CHECK(d == 0.00787353515625f);
   CHECK(qs[0] == 127);
   for (int j = 1; j < kBlock; ++j) CHECK(qs[j] == 32);
   CHECK(sum[0] == 127 + 15 * 32);
   CHECK(sum[1] == 16 * 32);
+  CHECK(scaled_sum[0] == d * (127 + 15 * 32));
+  CHECK(scaled_sum[1] == d * (16 * 32));
+  CHECK(scaled_sum[2] == d * (127 + 31 * 32));
 
   // With amax = 127 the values are their own grid index; ties go to even (as
   // ggml's x86 code rounds), not away from zero.
@@ -84,7 +90,10 @@ TEST_CASE("q8 activations: rounding error and threads") {
       int32_t sum = 0;
       for (int j = h * kQ8HalfElems; j < (h + 1) * kQ8HalfElems; ++j) sum += serial.qs[b * kBlock + j];
       CHECK(serial.sum[2 * b + h] == sum);
+      CHECK(serial.scaled_sum[kQ8ScaledSums * b + h] == serial.d[b] * static_cast<float>(sum));
     }
+    CHECK(serial.scaled_sum[kQ8ScaledSums * b + 2] ==
+          serial.d[b] * static_cast<float>(serial.sum[2 * b] + serial.sum[2 * b + 1]));
     float amax = 0.0f;
     for (int j = 0; j < kBlock; ++j) amax = std::max(amax, std::fabs(x[b * kBlock + j]));
     const double tolerance = amax / 127.0 * (0.5 + 127 * 0x1p-11) + 1e-6;

@@ -117,16 +117,20 @@ struct Avx512VnniInt8Ops {
   // Unsigned codes are the unsigned operand, activations the signed one;
   // any code of 8 bits fits.
   // Two chains of vpdpbusd where the span is whole, so that the tile's tokens
-  // keep twice as many in flight (the sum is the same integer). The offset
+  // keep twice as many in flight (the sum is the same integer); a half span
+  // is one chain, without adding a chain of zeros. The offset
   // starts a chain instead of being subtracted at the end: one instruction
   // fewer per token and block, on the vector ports vpdpbusd competes for.
   template <CodeSpan S, int MaxCode>
   static Rows dot_codes(const Quants& w, const int8_t* x, int32_t offset) {
     __m512i low = _mm512_set1_epi32(-offset), high = _mm512_setzero_si512();
+    if constexpr (S == CodeSpan::High) high = low;
     for (int v = 0; v < 4; ++v) {
       if constexpr (S != CodeSpan::High) low = _mm512_dpbusd_epi32(low, w.w[v], broadcast4(x, 4 * v));
       if constexpr (S != CodeSpan::Low) high = _mm512_dpbusd_epi32(high, w.w[v + 4], broadcast4(x, 16 + 4 * v));
     }
+    if constexpr (S == CodeSpan::Low) return low;
+    if constexpr (S == CodeSpan::High) return high;
     return _mm512_add_epi32(low, high);
   }
 

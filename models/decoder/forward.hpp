@@ -153,6 +153,7 @@ struct Activations {
   alignas(64) int8_t q8[C::max_batch * q8_cols];
   alignas(64) float q8_scale[C::max_batch * q8_cols / 32];
   alignas(64) int32_t q8_sum[C::max_batch * q8_cols / kernels::kQ8HalfElems];
+  alignas(64) float q8_scaled_sum[C::max_batch * q8_cols / 32 * kernels::kQ8ScaledSums];
   // This batch's keys and values in float, until RoPE is applied and they are stored in the caches.
   alignas(64) float k_new[C::max_batch][kv_dim];
   alignas(64) float v_new[C::max_batch][kv_dim];
@@ -166,12 +167,13 @@ struct Activations {
 
   // Where tokens from first_token on of an input cols wide are rounded to.
   kernels::Q8Out q8_out(int first_token, int cols) {
-    return {q8 + first_token * cols, q8_scale + first_token * cols / 32, q8_sum + first_token * cols / kernels::kQ8HalfElems};
+    const kernels::Q8Out all{q8, q8_scale, q8_sum, q8_scaled_sum};
+    return all.at_block(first_token * cols / 32);
   }
   // The input at f (tokens from first_token on, cols wide), in both forms.
   kernels::MatmulInput input(const float* f, int first_token, int cols) {
     const kernels::Q8Out rounded = q8_out(first_token, cols);
-    return {f, {rounded.qs, rounded.d, rounded.sum}};
+    return {f, {rounded.qs, rounded.d, rounded.sum, rounded.scaled_sum}};
   }
 };
 

@@ -47,11 +47,12 @@ struct MoeActivations<C, true> {
   alignas(64) int8_t q8[kRows * kQ8Cols];
   alignas(64) float q8_scale[kRows * kQ8Cols / 32];
   alignas(64) int32_t q8_sum[kRows * kQ8Cols / kernels::kQ8HalfElems];
+  alignas(64) float q8_scaled_sum[kRows * kQ8Cols / 32 * kernels::kQ8ScaledSums];
   [[no_unique_address]] SharedExpertActivations<C> shared;
 
-  kernels::Q8Out q8_out() { return {q8, q8_scale, q8_sum}; }
+  kernels::Q8Out q8_out() { return {q8, q8_scale, q8_sum, q8_scaled_sum}; }
   // The input at f ([kRows][cols]), in both forms.
-  kernels::MatmulInput input(const float* f) { return {f, {q8, q8_scale, q8_sum}}; }
+  kernels::MatmulInput input(const float* f) { return {f, {q8, q8_scale, q8_sum, q8_scaled_sum}}; }
 };
 
 }  // namespace kiln::decoder

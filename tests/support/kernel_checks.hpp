@@ -122,13 +122,15 @@ struct TestInput {
   std::vector<int8_t> qs;
   std::vector<float> d;
   std::vector<int32_t> sum;
+  std::vector<float> scaled_sum;
 
   TestInput(int n_tokens, uint32_t seed) : values(random_floats(static_cast<size_t>(n_tokens) * Cols, seed)) {
     if constexpr (kernels::reads_q8(T)) {
       qs.resize(values.size());
       d.resize(values.size() / kernels::kQuantBlockElems);
       sum.resize(values.size() / kernels::kQ8HalfElems);
-      kernels::quantize_q8<Cols>(values.data(), n_tokens, {qs.data(), d.data(), sum.data()});
+      scaled_sum.resize(d.size() * kernels::kQ8ScaledSums);
+      kernels::quantize_q8<Cols>(values.data(), n_tokens, out());
       for (size_t i = 0; i < values.size(); ++i) values[i] = d[i / kernels::kQuantBlockElems] * qs[i];
     }
     if constexpr (kernels::reads_bf16(T))
@@ -139,10 +141,12 @@ struct TestInput {
   kernels::MatmulInput at(int t) const {
     const size_t offset = static_cast<size_t>(t) * Cols;
     if constexpr (kernels::reads_q8(T))
-      return {values.data() + offset, kernels::Q8In{qs.data(), d.data(), sum.data()}.at_block(offset / kernels::kQuantBlockElems)};
+      return {values.data() + offset, kernels::Q8In{qs.data(), d.data(), sum.data(), scaled_sum.data()}.at_block(
+                                          offset / kernels::kQuantBlockElems)};
     else
-      return {values.data() + offset, {nullptr, nullptr, nullptr}};
+      return {values.data() + offset, {nullptr, nullptr, nullptr, nullptr}};
   }
+  kernels::Q8Out out() { return {qs.data(), d.data(), sum.data(), scaled_sum.data()}; }
 };
 
 template <TensorType T, int Rows, int Cols>
@@ -279,6 +283,11 @@ void check_largest_products(const Block& block) {
     std::fill(extreme.qs.begin(), extreme.qs.end(), static_cast<int8_t>(127 * sign));
     std::fill(extreme.d.begin(), extreme.d.end(), 1.0f);
     std::fill(extreme.sum.begin(), extreme.sum.end(), static_cast<int32_t>(16 * 127 * sign));
+    for (size_t b = 0; b < extreme.d.size(); ++b) {  // d times each half's sum, and the block's
+      float* scaled = extreme.scaled_sum.data() + b * kernels::kQ8ScaledSums;
+      scaled[0] = scaled[1] = 16 * 127 * sign;
+      scaled[2] = 32 * 127 * sign;
+    }
     std::fill(extreme.values.begin(), extreme.values.end(), 127 * sign);
     std::vector<float> y(2 * kRows), expected(2 * kRows);
     kernels::matmul<T, kRows, kCols>(interleaved.data(), extreme.at(0), y.data(), 2);
