@@ -9,7 +9,8 @@
 // arithmetic stays its own: its result does not depend on which queries it
 // was computed with, so not on the batch or the thread count. Heads narrower
 // than a vector read a cache stored in blocks of positions instead
-// (kv_blocked), a query at a time, its positions in the lanes (blocked_query).
+// (kv_blocked), a token's heads of a kv head two at a time, their positions in
+// the lanes (blocked_queries).
 #pragma once
 
 #include <omp.h>
@@ -219,20 +220,23 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
 }
 
 // Heads narrower than a vector (N < kFloatLanes), from a blocked cache
-// (kv_cache.hpp) whose head columns start at k and v: one query (N floats at
-// q) attends to positions [first, n); w is its scratch row for the scores
-// (at the same positions), out gets its result. A block's vector of one
-// dimension holds kFloatLanes consecutive positions, so a score is a chain of
-// FMAs over the query's dimensions in order (the first a product) in its
-// position's lane. The softmax is fused with the weighted sum: lane p of the
-// exponentials' sum and of the weighted values collects the positions j with
-// j % kFloatLanes == p, block after block; the lanes are added at the end
-// (sum_each) and the sums divided by the exponentials' once. All of it
-// depends only on the query's own positions. Lanes outside [first, n), whose
-// cache rows may hold anything, are left out (masked).
-template <TensorType T, int N, int Dim, int Ring>
-void blocked_query(const float* q, int first, int n, float* w, float* out, const CacheValue<T>* k,
-                   const CacheValue<T>* v, float scale, float sink) {
+// (kv_cache.hpp) whose head columns start at k and v: Q queries of one token
+// that share a kv head (N floats at q[i]) attend to positions [first, n);
+// w[i] is query i's scratch row for its scores (at the same positions),
+// out[i] gets its result. Each block of keys and values is loaded (and
+// widened) once for the Q of them, and their chains interleave. A block's
+// vector of one dimension holds kFloatLanes consecutive positions, so a
+// score is a chain of FMAs over the query's dimensions in order (the first a
+// product) in its position's lane. The softmax is fused with the weighted
+// sum: lane p of the exponentials' sum and of the weighted values collects
+// the positions j with j % kFloatLanes == p, block after block; the lanes are
+// added at the end (sum_each, a tree per query) and the sums divided by the
+// exponentials' once. All of it depends only on the query's own positions,
+// not on Q. Lanes outside [first, n), whose cache rows may hold anything,
+// are left out (masked).
+template <TensorType T, int N, int Dim, int Ring, int Q>
+void blocked_queries(const float* const (&q)[Q], int first, int n, float* const (&w)[Q], float* const (&out)[Q],
+                     const CacheValue<T>* k, const CacheValue<T>* v, float scale, const float (&sink)[Q]) {
   static_assert(N < kFloatLanes && Ring % kKvBlock == 0 && kKvBlock == kFloatLanes);
   constexpr int L = kFloatLanes;
   constexpr auto kAlign = FloatVec::arch_type::alignment();
@@ -243,51 +247,79 @@ void blocked_query(const float* q, int first, int n, float* w, float* out, const
   for (int p = 0; p < L; ++p) lane_index[p] = static_cast<float>(p);
   const FloatVec lane = FloatVec::load_aligned(lane_index);
   const auto whole = [&](int j0) { return j0 >= first && j0 + L <= n; };
-  const auto valid = [&](int j0) {  // the lanes of the block at j0 that hold the query's positions
+  const auto valid = [&](int j0) {  // the lanes of the block at j0 that hold the queries' positions
     return (lane >= FloatVec(static_cast<float>(first - j0))) & (lane < FloatVec(static_cast<float>(n - j0)));
   };
   // A last, partial block's scores stay here: w has room only up to n.
-  alignas(kAlign) float last[L];
-  const auto scores_at = [&](int j0) { return j0 + L <= n ? w + j0 : last; };
+  alignas(kAlign) float last[Q][L];
+  const auto scores_at = [&](int i, int j0) { return j0 + L <= n ? w[i] + j0 : last[i]; };
   const int start = first / L * L;
 
-  FloatVec qd[N];
-  for (int d = 0; d < N; ++d) qd[d] = FloatVec(q[d]);
-  FloatVec vmax(-INFINITY);
+  FloatVec vmax[Q];
+  for (auto& m : vmax) m = FloatVec(-INFINITY);
   for (int j0 = start; j0 < n; j0 += L) {
     const CacheValue<T>* block = k + cache_row<Ring>(j0) * Dim;
-    FloatVec s = qd[0] * column(block, 0);
-    for (int d = 1; d < N; ++d) s = xsimd::fma(qd[d], column(block, d), s);
-    s *= FloatVec(scale);
-    s.store_unaligned(scores_at(j0));
-    vmax = xsimd::max(vmax, whole(j0) ? s : xsimd::select(valid(j0), s, FloatVec(-INFINITY)));
-  }
-  alignas(kAlign) float lanes[L];
-  vmax.store_aligned(lanes);
-  const float max_value = std::max(*std::max_element(lanes, lanes + L), sink);
-  const FloatVec max(max_value);
-
-  FloatVec sums[L];  // the weighted values' N, then the exponentials', then nothing
-  for (auto& a : sums) a = FloatVec(0.0f);
-  for (int j0 = start; j0 < n; j0 += L) {
-    const CacheValue<T>* block = v + cache_row<Ring>(j0) * Dim;
-    const FloatVec e = xsimd::exp(FloatVec::load_unaligned(scores_at(j0)) - max);
-    if (whole(j0)) {
-      sums[N] += e;
-      for (int d = 0; d < N; ++d) sums[d] = xsimd::fma(e, column(block, d), sums[d]);
-    } else {
-      const auto in = valid(j0);
-      const FloatVec e_in = xsimd::select(in, e, FloatVec(0.0f));
-      sums[N] += e_in;
-      for (int d = 0; d < N; ++d)
-        sums[d] = xsimd::fma(e_in, xsimd::select(in, column(block, d), FloatVec(0.0f)), sums[d]);
+    FloatVec s[Q];
+    const FloatVec k0 = column(block, 0);
+    for (int i = 0; i < Q; ++i) s[i] = FloatVec(q[i][0]) * k0;
+    for (int d = 1; d < N; ++d) {
+      const FloatVec kd = column(block, d);
+      for (int i = 0; i < Q; ++i) s[i] = xsimd::fma(FloatVec(q[i][d]), kd, s[i]);
+    }
+    for (int i = 0; i < Q; ++i) {
+      s[i] *= FloatVec(scale);
+      s[i].store_unaligned(scores_at(i, j0));
+      vmax[i] = xsimd::max(vmax[i], whole(j0) ? s[i] : xsimd::select(valid(j0), s[i], FloatVec(-INFINITY)));
     }
   }
-  sum_each(sums).store_aligned(lanes);
-  // A sink joins the sum (softmax's rule); none, -inf, adds exactly nothing.
-  const float inv_sum = 1.0f / (lanes[N] + (sink == -INFINITY ? 0.0f : std::exp(sink - max_value)));
-  for (int d = 0; d < N; ++d) out[d] = lanes[d] * inv_sum;
+  FloatVec max[Q];
+  float max_value[Q];
+  for (int i = 0; i < Q; ++i) {
+    alignas(kAlign) float lanes[L];
+    vmax[i].store_aligned(lanes);
+    max_value[i] = std::max(*std::max_element(lanes, lanes + L), sink[i]);
+    max[i] = FloatVec(max_value[i]);
+  }
+
+  FloatVec sums[Q][L];  // per query: the weighted values' N, then the exponentials', then nothing
+  for (auto& query_sums : sums)
+    for (auto& a : query_sums) a = FloatVec(0.0f);
+  for (int j0 = start; j0 < n; j0 += L) {
+    const CacheValue<T>* block = v + cache_row<Ring>(j0) * Dim;
+    FloatVec e[Q];
+    for (int i = 0; i < Q; ++i) e[i] = xsimd::exp(FloatVec::load_unaligned(scores_at(i, j0)) - max[i]);
+    if (whole(j0)) {
+      for (int i = 0; i < Q; ++i) sums[i][N] += e[i];
+      for (int d = 0; d < N; ++d) {
+        const FloatVec vd = column(block, d);
+        for (int i = 0; i < Q; ++i) sums[i][d] = xsimd::fma(e[i], vd, sums[i][d]);
+      }
+    } else {
+      const auto in = valid(j0);
+      for (int i = 0; i < Q; ++i) {
+        e[i] = xsimd::select(in, e[i], FloatVec(0.0f));
+        sums[i][N] += e[i];
+      }
+      for (int d = 0; d < N; ++d) {
+        const FloatVec vd = xsimd::select(in, column(block, d), FloatVec(0.0f));
+        for (int i = 0; i < Q; ++i) sums[i][d] = xsimd::fma(e[i], vd, sums[i][d]);
+      }
+    }
+  }
+  for (int i = 0; i < Q; ++i) {
+    alignas(kAlign) float lanes[L];
+    sum_each(sums[i]).store_aligned(lanes);
+    // A sink joins the sum (softmax's rule); none, -inf, adds exactly nothing.
+    const float inv_sum =
+        1.0f / (lanes[N] + (sink[i] == -INFINITY ? 0.0f : std::exp(sink[i] - max_value[i])));
+    for (int d = 0; d < N; ++d) out[i][d] = lanes[d] * inv_sum;
+  }
 }
+
+// Queries of a blocked cache taken together by blocked_queries: two heads of
+// one token share every load of a block (their accumulators, 2 x 9 vectors
+// for heads of 8, still fit in 32 registers).
+inline constexpr int kBlockedQueries = 2;
 
 }  // namespace detail
 
@@ -350,10 +382,32 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
       }
     }
     if constexpr (kv_blocked<HeadDim>) {
-      const int64_t column = int64_t{g} * HeadDim * kKvBlock;  // the head's first column in a block
-      for (int r = 0; r < qs.count; ++r)
-        detail::blocked_query<KvType, HeadDim, kKVDim, Ring>(qs.q[r], qs.first[r], qs.n[r], qs.w[r], qs.out[r],
-                                                             k_cache + column, v_cache + column, scale, sink[r]);
+      const CacheValue<KvType>* k_head = k_cache + int64_t{g} * HeadDim * kKvBlock;  // its first column in a block
+      const CacheValue<KvType>* v_head = v_cache + int64_t{g} * HeadDim * kKvBlock;
+      // Queries r, r + 1, ... of one token (the same positions) go together.
+      const auto together = [&]<int Q>(int r) {
+        float* w[Q];
+        float* result[Q];
+        const float* query[Q];
+        float sinks_of[Q];
+        for (int i = 0; i < Q; ++i) {
+          query[i] = qs.q[r + i];
+          w[i] = qs.w[r + i];
+          result[i] = qs.out[r + i];
+          sinks_of[i] = sink[r + i];
+        }
+        detail::blocked_queries<KvType, HeadDim, kKVDim, Ring, Q>(query, qs.first[r], qs.n[r], w, result, k_head,
+                                                                  v_head, scale, sinks_of);
+      };
+      constexpr int Q = std::min(kHeadsPerKV, detail::kBlockedQueries);
+      int r = 0;
+      for (; r + Q <= qs.count; r += Q) {
+        if (qs.n[r] == qs.n[r + Q - 1] && qs.first[r] == qs.first[r + Q - 1])
+          together.template operator()<Q>(r);
+        else
+          for (int i = r; i < r + Q; ++i) together.template operator()<1>(i);
+      }
+      for (; r < qs.count; ++r) together.template operator()<1>(r);
     } else {
       detail::scores<KvType, HeadDim, Ring>(qs, k_cache + g * HeadDim, kKVDim, scale);
       for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r], sink[r]);

@@ -436,6 +436,7 @@ void check_attention_shapes() {
     // narrower than a vector with AVX-512 or AVX2: a blocked cache.
     check_attention<8, 4, 8, KvType>(pos0);
     check_attention<2, 1, 4, KvType>(pos0);
+    check_attention<6, 2, 8, KvType>(pos0);  // 3 heads per kv head: a pair taken together, and one alone
     check_attention<8, 4, 8, KvType>(pos0, 13);
     check_attention<8, 4, 8, KvType>(pos0, 0, true);
     // A sliding window shorter than the positions (Gemma 3): 1 (each query
