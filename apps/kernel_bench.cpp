@@ -44,7 +44,7 @@ struct MatmulCase {
   int n_tokens;
 
   explicit MatmulCase(int n) : n_tokens(n) {
-    const int64_t bytes = is_interleaved(T) ? interleaved_bytes(T, Rows, Cols) : gguf_bytes;
+    const int64_t bytes = matmul_matrix_bytes(T, Rows, Cols);
     auto gguf = aligned<uint8_t>(static_cast<size_t>(gguf_bytes));
     std::mt19937 rng(1);
     std::vector<float> row(Cols);
@@ -53,8 +53,8 @@ struct MatmulCase {
       quantize_row(T, row.data(), gguf.get() + r * row_bytes(T, Cols), Cols);
     }
     w = aligned<uint8_t>(static_cast<size_t>(bytes));
-    if (is_interleaved(T))
-      interleave_matrix(T, gguf.get(), w.get(), Rows, Cols);
+    if (is_repacked(T, Cols))
+      pack_matrix(T, gguf.get(), w.get(), Rows, Cols);
     else
       std::copy(gguf.get(), gguf.get() + gguf_bytes, w.get());
     const size_t values = static_cast<size_t>(n) * Cols;

@@ -69,4 +69,11 @@ void interleave_matrix(TensorType t, const void* gguf, void* out, int64_t rows, 
   team_barrier();
 }
 
+void pack_matrix(TensorType t, const void* gguf, void* out, int64_t rows, int64_t cols) {
+  if (in_float_columns(t, cols))
+    pack_float_columns(static_cast<const float*>(gguf), static_cast<float*>(out), rows, cols);
+  else
+    interleave_matrix(t, gguf, out, rows, cols);
+}
+
 }  // namespace kiln::kernels

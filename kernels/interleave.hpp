@@ -33,6 +33,7 @@
 #include <cstdint>
 
 #include "kernels/arch/int8.hpp"
+#include "kernels/float_columns.hpp"
 #include "kernels/interleave_k.hpp"
 #include "kernels/interleave_unit.hpp"
 #include "kernels/quant.hpp"
@@ -75,16 +76,28 @@ constexpr int64_t interleaved_bytes(TensorType t, int64_t rows, int64_t cols) {
   return interleaved_groups(rows) * interleaved_group_bytes(t, cols);
 }
 
-// Bytes of one rows x cols matrix as the matmul reads it: interleaved, or
-// the GGUF's rows as they are. A tensor that stacks several matrices (a
-// mixture's experts) holds them back to back, each interleaved on its own.
-constexpr int64_t matmul_matrix_bytes(TensorType t, int64_t rows, int64_t cols) {
-  return is_interleaved(t) ? interleaved_bytes(t, rows, cols) : rows * static_cast<int64_t>(row_bytes(t, cols));
-}
-
 // Writes the rows x cols matrix `gguf` (GGUF layout, type t) into `out`
 // (interleaved_bytes(t, rows, cols) bytes). Work-shared over groups when
 // called inside a parallel region.
 void interleave_matrix(TensorType t, const void* gguf, void* out, int64_t rows, int64_t cols);
+
+// Whether the matmul reads a matrix of type t with rows of `cols` values in
+// a layout of its own (interleaved, or F32 column panels: float_columns.hpp)
+// instead of the GGUF's rows.
+constexpr bool is_repacked(TensorType t, int64_t cols) { return is_interleaved(t) || in_float_columns(t, cols); }
+
+// Bytes of one rows x cols matrix as the matmul reads it: repacked, or the
+// GGUF's rows as they are. A tensor that stacks several matrices (a
+// mixture's experts) holds them back to back, each repacked on its own.
+constexpr int64_t matmul_matrix_bytes(TensorType t, int64_t rows, int64_t cols) {
+  if (is_interleaved(t)) return interleaved_bytes(t, rows, cols);
+  if (in_float_columns(t, cols)) return float_columns_bytes(rows, cols);
+  return rows * static_cast<int64_t>(row_bytes(t, cols));
+}
+
+// Writes the rows x cols matrix `gguf` (GGUF layout, type t, is_repacked)
+// into `out` (matmul_matrix_bytes) in the layout the matmul reads.
+// Work-shared when called inside a parallel region.
+void pack_matrix(TensorType t, const void* gguf, void* out, int64_t rows, int64_t cols);
 
 }  // namespace kiln::kernels

@@ -8,6 +8,7 @@
 #include "kernels/bf16_pairs.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/dot_q8.hpp"
+#include "kernels/matmul_columns.hpp"
 #include "kernels/matmul_float.hpp"
 #include "kernels/quant.hpp"
 #include "kernels/store.hpp"
@@ -240,8 +241,9 @@ void matmul_units(const uint8_t* w, const MatmulInput& x, float* y, int n_tokens
 }  // namespace detail
 
 // y[t][r] = sum_k W[r][k] * x[t][k] for t < n_tokens (or y[t][r] += that);
-// W is Rows rows of Cols elements of type T, in GGUF layout for float types
-// and interleaved (interleave.hpp) for the quantized types; x is [n_tokens][Cols],
+// W is Rows rows of Cols elements of type T, in the layout pack_matrix gives
+// it (interleave.hpp): interleaved for the quantized types, column panels for
+// F32 rows shorter than kFloatColumnsMaxCols, else GGUF's; x is [n_tokens][Cols],
 // y [n_tokens][Rows]. Call from all threads of a parallel region (or from
 // serial code): the rows are shared out among them.
 template <TensorType T, int Rows, int Cols, Store S = Store::Replace, Sync Y = Sync::Barrier>
@@ -250,7 +252,9 @@ void matmul(const void* w, const MatmulInput& x, float* y, int n_tokens) {
   const auto* weights = static_cast<const uint8_t*>(w);
   // One instantiation for quantized weights whatever the number of tokens:
   // Prompt only chooses float weights' tiles.
-  if (reads_q8(T) || n_tokens >= detail::kMatmulTokenTile)
+  if constexpr (in_float_columns(T, Cols))
+    detail::matmul_columns<Rows, Cols, S>(static_cast<const float*>(w), x.f, y, n_tokens);
+  else if (reads_q8(T) || n_tokens >= detail::kMatmulTokenTile)
     detail::matmul_units<T, Rows, Cols, S, true>(weights, x, y, n_tokens);
   else if constexpr (!reads_q8(T))
     detail::matmul_units<T, Rows, Cols, S, false>(weights, x, y, n_tokens);

@@ -44,12 +44,12 @@ const float* LoadedWeights::vector(const GgufTensor& tensor) {
   return static_cast<const float*>(copy);
 }
 
-// A 3-D tensor (a mixture's experts) is dims[2] matrices, each interleaved
-// on its own (kernels::matmul_matrix_bytes), so that a matrix's last group
+// A 3-D tensor (a mixture's experts) is dims[2] matrices, each repacked on
+// its own (kernels::matmul_matrix_bytes), so that a matrix's last group
 // holds only its own rows.
 std::span<const uint8_t> LoadedWeights::matrix(const GgufTensor& tensor) {
-  if (!kernels::is_interleaved(tensor.type)) return {tensor.data, tensor.nbytes};
   const int64_t cols = tensor.dims[0];
+  if (!kernels::is_repacked(tensor.type, cols)) return {tensor.data, tensor.nbytes};
   const int64_t rows = tensor.dims.size() > 1 ? tensor.dims[1] : 1;
   const int64_t matrices = tensor.n_elements() / (rows * cols);
   const int64_t in_bytes = rows * static_cast<int64_t>(row_bytes(tensor.type, cols));
@@ -57,7 +57,7 @@ std::span<const uint8_t> LoadedWeights::matrix(const GgufTensor& tensor) {
   auto* copy = static_cast<uint8_t*>(allocate(matrices * out_bytes));
   kernels::run_team(LoadThreads::current(), [&] {
     for (int64_t m = 0; m < matrices; ++m)
-      kernels::interleave_matrix(tensor.type, tensor.data + m * in_bytes, copy + m * out_bytes, rows, cols);
+      kernels::pack_matrix(tensor.type, tensor.data + m * in_bytes, copy + m * out_bytes, rows, cols);
   });
   release_file_pages(tensor.data, tensor.nbytes);
   return {copy, static_cast<size_t>(matrices * out_bytes)};

@@ -1,6 +1,7 @@
 // The interleaved layouts (kernels/interleave.hpp, interleave_k.hpp): where
 // each row's scales and quant bytes or codes land, for every interleaved
-// type, the zero padding of a last, partial group of rows, and the sizes.
+// type, the zero padding of a last, partial group of rows, and the sizes;
+// and F32's column panels (kernels/float_columns.hpp).
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -249,6 +250,26 @@ TEST_CASE("interleave: sizes") {
   CHECK(interleaved_bytes(TensorType::Q5_0, 256, 2048) == static_cast<int64_t>(row_bytes(TensorType::Q5_0, 2048)) * 256);
   CHECK(interleaved_bytes(TensorType::Q5_1, 256, 2048) == static_cast<int64_t>(row_bytes(TensorType::Q5_1, 2048)) * 256);
   CHECK(interleaved_bytes(TensorType::IQ4_NL, 256, 2048) == static_cast<int64_t>(row_bytes(TensorType::IQ4_NL, 2048)) * 256);
+}
+
+TEST_CASE("float columns: each value at its row's lane of its column, zero rows after the last") {
+  // Only F32 rows shorter than the limit are repacked; a 3-D tensor's matrices
+  // each take whole groups of rows.
+  CHECK(is_repacked(TensorType::F32, kFloatColumnsMaxCols - 1));
+  CHECK_FALSE(is_repacked(TensorType::F32, kFloatColumnsMaxCols));
+  CHECK_FALSE(is_repacked(TensorType::F16, 64));
+  constexpr int64_t kRows = kFloatLanes + 3, kCols = 37;
+  CHECK(matmul_matrix_bytes(TensorType::F32, kRows, kCols) == 2 * kFloatLanes * kCols * 4);
+
+  std::vector<float> w(kRows * kCols);
+  for (int64_t i = 0; i < kRows * kCols; ++i) w[i] = static_cast<float>(i + 1);
+  std::vector<float> out(2 * kFloatLanes * kCols, -1.0f);
+  pack_matrix(TensorType::F32, w.data(), out.data(), kRows, kCols);
+  for (int64_t r = 0; r < 2 * kFloatLanes; ++r)
+    for (int64_t k = 0; k < kCols; ++k) {
+      const float got = out[(r / kFloatLanes * kCols + k) * kFloatLanes + r % kFloatLanes];
+      CHECK(got == (r < kRows ? w[r * kCols + k] : 0.0f));
+    }
 }
 
 }  // namespace

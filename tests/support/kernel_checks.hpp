@@ -106,9 +106,9 @@ inline std::vector<uint8_t> random_weights(TensorType t, int rows, int cols, uin
 
 // The bytes matmul reads for a GGUF matrix: the same, or interleaved (quantized types).
 inline std::vector<uint8_t> matmul_layout(TensorType t, const std::vector<uint8_t>& gguf, int rows, int cols) {
-  if (!kernels::is_interleaved(t)) return gguf;
-  std::vector<uint8_t> out(static_cast<size_t>(kernels::interleaved_bytes(t, rows, cols)));
-  kernels::interleave_matrix(t, gguf.data(), out.data(), rows, cols);
+  if (!kernels::is_repacked(t, cols)) return gguf;
+  std::vector<uint8_t> out(static_cast<size_t>(kernels::matmul_matrix_bytes(t, rows, cols)));
+  kernels::pack_matrix(t, gguf.data(), out.data(), rows, cols);
   return out;
 }
 
@@ -193,9 +193,11 @@ void check_matmul() {
         Ops::store(out[0], y_portable.data() + t * Rows + r0, std::min(kernels::kInterleaveRows, Rows - r0));
       }
     expect_same_bits(y_portable, y);
-  } else if constexpr (T != TensorType::F32 && !(kernels::reads_bf16(T) && kernels::kBf16Pairs)) {
+  } else if constexpr (T != TensorType::F32 && !(kernels::reads_bf16(T) && kernels::kBf16Pairs) &&
+                       !kernels::in_float_columns(TensorType::F32, Cols)) {
     // A float weight type computes exactly what F32 does on its dequantized
-    // values (BF16's are rounded: `values` is; vdpbf16ps is another sum).
+    // values (BF16's are rounded: `values` is; vdpbf16ps is another sum;
+    // F32's column panels, another order).
     std::vector<float> y_f32(y.size());
     matmul<TensorType::F32, Rows, Cols>(w_float.data(), x.at(0), y_f32.data(), kMaxBatch);
     expect_same_bits(y, y_f32);
