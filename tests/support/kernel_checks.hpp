@@ -236,7 +236,8 @@ void check_matmul() {
 // 16, one row past a prompt tile of 4, two past one of 2; float prompts'
 // panel tile of 5 rows is whole there, and 2 rows past 13 of them at 67;
 // quantized generation's unit of four groups takes 67's first 64 rows and
-// leaves a partial group alone) and after several whole ones, unevenly
+// leaves a partial group alone, as F32's column panels do with groups of
+// kFloatLanes rows) and after several whole ones, unevenly
 // shared by 2 and 3 threads (67). Each count is a compile of
 // every kernel path of the type, in every instruction-set build, so a single
 // row, which takes the partial paths 5 takes, is not a count of its own.
