@@ -23,10 +23,10 @@
 
 namespace kiln::kernels {
 
-// Rows shorter than this go into column panels: where a row is at most a
-// dozen vectors, adding its lanes costs a large share of its dot product.
-// Longer rows go through dot products (dot.hpp) and, for prompts, the panels
-// of matmul_float.hpp.
+// Rows shorter than this go into column panels: the shorter a row, the
+// larger the share of its dot product that adding its lanes takes. Longer
+// rows go through dot products (dot.hpp) and, for prompts, the panels of
+// matmul_float.hpp.
 inline constexpr int64_t kFloatColumnsMaxCols = 256;
 
 constexpr bool in_float_columns(TensorType t, int64_t cols) { return t == TensorType::F32 && cols < kFloatColumnsMaxCols; }

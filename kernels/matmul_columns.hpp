@@ -2,13 +2,12 @@
 // short rows, as in tiny models, for one token or many.
 //
 // Numerics: row r's result for a token is a sum over blocks of 32 columns,
-// added in order onto zero. Within a block, column k
-// feeds partial sum k % 4 by FMAs in order of k (the first onto zero), and
-// the block's sum is (s0 + s1) + (s2 + s3). So each sum has about as many
-// roundings as the dot products of rows (dot.hpp). Each lane of a vector is
-// one row's, so the result is the same bits whichever rows, tokens and
-// threads share a tile. The four chains give a single group of rows four
-// FMAs in flight.
+// added in order onto zero. Within a block, column k feeds partial sum
+// k % 4 by FMAs in order of k (the first onto zero), and the block's sum is
+// (s0 + s1) + (s2 + s3). So each sum has about as many roundings as the dot
+// products of rows (dot.hpp). Each lane of a vector is one row's, so the
+// result is the same bits whichever rows, tokens and threads share a tile.
+// The four chains give a single group of rows four FMAs in flight.
 #pragma once
 
 #include <algorithm>
