@@ -220,10 +220,10 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
 }
 
 // Heads narrower than a vector (N < kFloatLanes), from a blocked cache
-// (kv_cache.hpp) whose head columns start at k and v: Q queries of one token
-// that share a kv head (N floats at q[i]) attend to positions [first, n);
-// w[i] is query i's scratch row for its scores (at the same positions),
-// out[i] gets its result. Each block of keys and values is loaded (and
+// (kv_cache.hpp) whose head columns start at k and v: queries r .. r + Q - 1
+// of `qs`, of one token and one kv head, attend to the positions [first, n)
+// of query r (its q, w and out as Queries has them; query r + i's sink is
+// sink[r + i]). Each block of keys and values is loaded (and
 // widened) once for the Q of them, and their chains interleave. A block's
 // vector of one dimension holds kFloatLanes consecutive positions, so a
 // score is a chain of FMAs over the query's dimensions in order (the first a
@@ -234,10 +234,15 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
 // exponentials' once. All of it depends only on the query's own positions,
 // not on Q. Lanes outside [first, n), whose cache rows may hold anything,
 // are left out (masked).
-template <TensorType T, int N, int Dim, int Ring, int Q>
-void blocked_queries(const float* const (&q)[Q], int first, int n, float* const (&w)[Q], float* const (&out)[Q],
-                     const CacheValue<T>* k, const CacheValue<T>* v, float scale, const float (&sink)[Q]) {
+template <TensorType T, int N, int Dim, int Ring, int Q, class Queries>
+void blocked_queries(const Queries& qs, int r, const float* sinks, const CacheValue<T>* k, const CacheValue<T>* v,
+                     float scale) {
   static_assert(N < kFloatLanes && Ring % kKvBlock == 0 && kKvBlock == kFloatLanes);
+  const float* const* q = qs.q + r;
+  float* const* w = qs.w + r;
+  float* const* out = qs.out + r;
+  const float* sink = sinks + r;
+  const int first = qs.first[r], n = qs.n[r];
   constexpr int L = kFloatLanes;
   constexpr auto kAlign = FloatVec::arch_type::alignment();
   const auto column = [](const CacheValue<T>* block, int d) {
@@ -386,18 +391,7 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
       const CacheValue<KvType>* v_head = v_cache + int64_t{g} * HeadDim * kKvBlock;
       // Queries r, r + 1, ... of one token (the same positions) go together.
       const auto together = [&]<int Q>(int r) {
-        float* w[Q];
-        float* result[Q];
-        const float* query[Q];
-        float sinks_of[Q];
-        for (int i = 0; i < Q; ++i) {
-          query[i] = qs.q[r + i];
-          w[i] = qs.w[r + i];
-          result[i] = qs.out[r + i];
-          sinks_of[i] = sink[r + i];
-        }
-        detail::blocked_queries<KvType, HeadDim, kKVDim, Ring, Q>(query, qs.first[r], qs.n[r], w, result, k_head,
-                                                                  v_head, scale, sinks_of);
+        detail::blocked_queries<KvType, HeadDim, kKVDim, Ring, Q>(qs, r, sink, k_head, v_head, scale);
       };
       constexpr int Q = std::min(kHeadsPerKV, detail::kBlockedQueries);
       int r = 0;
