@@ -19,6 +19,7 @@
 #include "engine/error/error.hpp"
 #include "engine/model/load_threads.hpp"
 #include "engine/timing/elapsed.hpp"
+#include "kernels/argmax.hpp"
 
 namespace kiln {
 
@@ -107,7 +108,7 @@ std::vector<int32_t> random_tokens(int n, int vocab) {
   return ids;
 }
 
-int argmax(const std::vector<float>& v) { return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin()); }
+int argmax(const std::vector<float>& v) { return static_cast<int>(kernels::argmax(v.data(), std::ssize(v))); }
 
 // Ingests `ids` from position `first`; returns the time to the first generated token.
 double run_prompt(Sequence& seq, const std::vector<int32_t>& ids, int first, std::vector<float>& logits) {

@@ -17,32 +17,36 @@ enum class Glu { Silu, Clamped };
 inline constexpr float kClampedGluAlpha = 1.702f;
 inline constexpr float kClampedGluLimit = 7.0f;
 
-// The gate G over n values, by one thread: whole vectors with xsimd's exp,
-// the leftover values with std::exp.
+// The gate G of one vector of gates and one of ups.
+template <Glu G>
+FloatVec glu(FloatVec g, FloatVec u) {
+  using Vec = FloatVec;
+  if constexpr (G == Glu::Silu) {
+    return g / (Vec(1.0f) + xsimd::exp(-g)) * u;
+  } else {
+    const Vec x = xsimd::min(g, Vec(kClampedGluLimit));
+    const Vec y = xsimd::clip(u, Vec(-kClampedGluLimit), Vec(kClampedGluLimit));
+    return x / (Vec(1.0f) + xsimd::exp(Vec(kClampedGluAlpha) * -x)) * (y + Vec(1.0f));
+  }
+}
+
+// The gate G over n values, by one thread, a vector at a time; the leftover
+// values go through a zero-padded vector, so every value gets the same
+// operations wherever it sits.
 template <Glu G = Glu::Silu>
 void swiglu_span(float* gate, const float* up, int64_t n) {
   using Vec = FloatVec;
   constexpr auto kLanes = static_cast<int64_t>(kFloatLanes);
   const int64_t n_whole = n / kLanes * kLanes;
-  for (int64_t i = 0; i < n_whole; i += kLanes) {
-    const Vec g = Vec::load_unaligned(gate + i);
-    if constexpr (G == Glu::Silu) {
-      (g / (Vec(1.0f) + xsimd::exp(-g)) * Vec::load_unaligned(up + i)).store_unaligned(gate + i);
-    } else {
-      const Vec x = xsimd::min(g, Vec(kClampedGluLimit));
-      const Vec y = xsimd::clip(Vec::load_unaligned(up + i), Vec(-kClampedGluLimit), Vec(kClampedGluLimit));
-      (x / (Vec(1.0f) + xsimd::exp(Vec(kClampedGluAlpha) * -x)) * (y + Vec(1.0f))).store_unaligned(gate + i);
-    }
-  }
-  for (int64_t i = n_whole; i < n; ++i) {
-    if constexpr (G == Glu::Silu) {
-      gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-    } else {
-      const float x = std::min(gate[i], kClampedGluLimit);
-      const float y = std::clamp(up[i], -kClampedGluLimit, kClampedGluLimit);
-      gate[i] = x / (1.0f + std::exp(kClampedGluAlpha * -x)) * (y + 1.0f);
-    }
-  }
+  for (int64_t i = 0; i < n_whole; i += kLanes)
+    glu<G>(Vec::load_unaligned(gate + i), Vec::load_unaligned(up + i)).store_unaligned(gate + i);
+  if (n_whole == n) return;
+  alignas(64) float g[kLanes] = {};
+  alignas(64) float u[kLanes] = {};
+  std::copy(gate + n_whole, gate + n, g);
+  std::copy(up + n_whole, up + n, u);
+  glu<G>(Vec::load_aligned(g), Vec::load_aligned(u)).store_aligned(g);
+  std::copy(g, g + (n - n_whole), gate + n_whole);
 }
 
 // swiglu_span over [n_tokens][N], work-shared over pieces of 64 values of a

@@ -8,16 +8,32 @@
 
 namespace kiln::kernels {
 
-// out = x / sqrt(mean(x^2) + eps) * weight for one token's N values; out may
-// be x. The squares are summed in double and the mean rounded to float, as
-// ggml does: the normalized values then match llama.cpp's to the bit, which
-// matters where they are rounded to 8 bits next (q8_activations.hpp).
+// The mean of the squares of N values. The float squares are summed in
+// double and the mean rounded to float, as ggml does, so the normalized values
+// match llama.cpp's, which matters where they are rounded to 8 bits next
+// (q8_activations.hpp). ggml adds them in one chain; here value i goes to
+// sum i % 8 (eight independent chains, in a fixed order on every
+// instruction set: one chain's latency made a 64-value norm cost more than
+// its matmul). The two orders give the same double when every addition is
+// exact (the squares within a factor 2^(29 - log2 N) of each other);
+// otherwise the doubles differ in their last bits, which reach the float mean
+// only when it lies that close to a float's rounding midpoint.
+template <int N>
+float mean_square(const float* x) {
+  constexpr int kChains = 8;
+  double sums[kChains] = {};
+  for (int i = 0; i + kChains <= N; i += kChains)
+    for (int c = 0; c < kChains; ++c) sums[c] += static_cast<double>(x[i + c] * x[i + c]);
+  constexpr int kTail = N / kChains * kChains;
+  for (int i = kTail; i < N; ++i) sums[i - kTail] += static_cast<double>(x[i] * x[i]);
+  const double sum = ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]));
+  return static_cast<float>(sum / N);
+}
+
+// out = x / sqrt(mean(x^2) + eps) * weight for one token's N values; out may be x.
 template <int N>
 void rmsnorm_row(const float* x, const float* weight, float* out, float eps) {
-  double sum_sq = 0.0;
-  for (int i = 0; i < N; ++i) sum_sq += x[i] * x[i];
-  const auto mean = static_cast<float>(sum_sq / N);
-  const float scale = 1.0f / std::sqrt(mean + eps);
+  const float scale = 1.0f / std::sqrt(mean_square<N>(x) + eps);
   for (int i = 0; i < N; ++i) out[i] = weight[i] * (scale * x[i]);
 }
 

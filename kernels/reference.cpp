@@ -110,6 +110,13 @@ void ref_swiglu_clamped(float* gate, const float* up, int n) {
   }
 }
 
+int64_t ref_argmax(const float* x, int64_t n) {
+  int64_t best = 0;
+  for (int64_t i = 1; i < n; ++i)
+    if (x[i] > x[best]) best = i;
+  return best;
+}
+
 void ref_softmax(float* x, int n, float sink) {
   double max = sink;
   for (int i = 0; i < n; ++i) max = std::max(max, static_cast<double>(x[i]));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
 #include "kernels/rope.hpp"
 
@@ -24,5 +25,7 @@ void ref_attention(TensorType kv_type, const float* q, const void* k_cache, cons
 void ref_swiglu(float* gate, const float* up, int n);
 void ref_swiglu_clamped(float* gate, const float* up, int n);
 void ref_softmax(float* x, int n, float sink = -INFINITY);
+// The first index of the largest of x[0..n): the first value strictly greater than all before it.
+int64_t ref_argmax(const float* x, int64_t n);
 
 }  // namespace kiln::kernels

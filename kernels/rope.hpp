@@ -37,43 +37,56 @@ void rope_yarn_factors(int rot_dim, float base, float freq_scale, int n_ctx_orig
 // ggml's 1 + 0.1 ln(1 / freq_scale)).
 float rope_yarn_mscale(float freq_scale, float attn_factor);
 
-// Rotates token t of x ([n_tokens][NHeads * HeadDim]), which sits at
-// position pos0 + t: in every head, pair i < RotDim / 2 turns by
-// pos * inv_freq[i]; dimensions from RotDim on are left alone. The cosine
-// and sine are multiplied by mscale first, as ggml does with its attn_factor
+// The cosines and sines of a position's angles, pos * inv_freq[i] for the
+// Pairs pairs, multiplied by mscale first, as ggml does with its attn_factor
 // (LongRoPE's rope.scaling.attn_factor; 1 elsewhere, which changes no bit),
-// so the rotated pairs are also scaled by it.
+// so the rotated pairs are also scaled by it. All heads, queries' and keys',
+// share them.
+template <int Pairs>
+struct RopeAngles {
+  float cos[Pairs];
+  float sin[Pairs];
+
+  RopeAngles(int position, const float* inv_freq, float mscale) {
+    const auto pos = static_cast<float>(position);
+    for (int i = 0; i < Pairs; ++i) {
+      const float angle = pos * inv_freq[i];
+      cos[i] = std::cos(angle) * mscale;
+      sin[i] = std::sin(angle) * mscale;
+    }
+  }
+};
+
+// Turns pair i < RotDim / 2 of each of the NHeads heads of x by angle i;
+// dimensions from RotDim on are left alone.
 template <RopeStyle Style, int NHeads, int HeadDim, int RotDim>
-void rope_token(float* x, int t, int pos0, const float* inv_freq, float mscale) {
+void rotate_heads(float* x, const RopeAngles<RotDim / 2>& angles) {
   static_assert(RotDim % 2 == 0 && RotDim <= HeadDim);
   constexpr int kPairs = RotDim / 2;
-  const auto pos = static_cast<float>(pos0 + t);
-  // All heads share the angles of a position.
-  float cos_angle[kPairs];
-  float sin_angle[kPairs];
-  for (int i = 0; i < kPairs; ++i) {
-    const float angle = pos * inv_freq[i];
-    cos_angle[i] = std::cos(angle) * mscale;
-    sin_angle[i] = std::sin(angle) * mscale;
-  }
   for (int h = 0; h < NHeads; ++h) {
-    float* head = x + (static_cast<int64_t>(t) * NHeads + h) * HeadDim;
+    float* head = x + h * HeadDim;
     for (int i = 0; i < kPairs; ++i) {
       float& a = head[rope_first(Style, i)];
       float& b = head[rope_second(Style, i, kPairs)];
       const float x0 = a;
       const float x1 = b;
-      a = x0 * cos_angle[i] - x1 * sin_angle[i];
-      b = x0 * sin_angle[i] + x1 * cos_angle[i];
+      a = x0 * angles.cos[i] - x1 * angles.sin[i];
+      b = x0 * angles.sin[i] + x1 * angles.cos[i];
     }
   }
 }
 
-// rope_token for every token, work-shared over tokens.
-template <RopeStyle Style, int NHeads, int HeadDim, int RotDim, Sync Y = Sync::Barrier>
-void rope(float* x, int n_tokens, int pos0, const float* inv_freq, float mscale) {
+// Rotates the queries q ([n_tokens][QHeads * HeadDim]) and the keys k
+// ([n_tokens][KHeads * HeadDim]) of each token t, which sits at position
+// pos0 + t, by that position's angles. Work-shared over tokens.
+template <RopeStyle Style, int QHeads, int KHeads, int HeadDim, int RotDim, Sync Y = Sync::Barrier>
+void rope(float* q, float* k, int n_tokens, int pos0, const float* inv_freq, float mscale) {
 #pragma omp for schedule(static) nowait
-  for (int t = 0; t < n_tokens; ++t) rope_token<Style, NHeads, HeadDim, RotDim>(x, t, pos0, inv_freq, mscale);
+  for (int t = 0; t < n_tokens; ++t) {
+    const RopeAngles<RotDim / 2> angles(pos0 + t, inv_freq, mscale);
+    rotate_heads<Style, QHeads, HeadDim, RotDim>(q + static_cast<int64_t>(t) * QHeads * HeadDim, angles);
+    rotate_heads<Style, KHeads, HeadDim, RotDim>(k + static_cast<int64_t>(t) * KHeads * HeadDim, angles);
+  }
   if constexpr (Y == Sync::Barrier) team_barrier();
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/activation.hpp"
+#include "kernels/argmax.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/fp16.hpp"
 #include "kernels/kv_cache.hpp"
@@ -238,63 +239,83 @@ TEST_CASE("rope_inv_freq") {
   CHECK(inv_freq[3] == doctest::Approx(0.001).epsilon(1e-6));
 }
 
-template <RopeStyle Style, int NHeads, int HeadDim, int RotDim>
+// The queries' or the keys' tolerance: cosf/sinf are within an ulp or so and
+// each rotated output adds two products; unrotated dimensions stay exact.
+std::vector<double> rope_tolerance(RopeStyle style, const std::vector<float>& x, int n_heads, int head_dim,
+                                   int rot_dim, float mscale) {
+  std::vector<double> tolerance(x.size(), 0.0);
+  const int dim = n_heads * head_dim;
+  for (int t = 0; t < kMaxBatch; ++t)
+    for (int h = 0; h < n_heads; ++h)
+      for (int i = 0; i < rot_dim / 2; ++i) {
+        const int a = t * dim + h * head_dim + rope_first(style, i);
+        const int b = t * dim + h * head_dim + rope_second(style, i, rot_dim / 2);
+        const double magnitude = (std::fabs(x[a]) + std::fabs(x[b])) * mscale;
+        tolerance[a] = tolerance[b] = 6 * kUnitRoundoff * magnitude;
+      }
+  return tolerance;
+}
+
+template <RopeStyle Style, int QHeads, int KHeads, int HeadDim, int RotDim>
 void check_rope(int pos0, float mscale) {
   CAPTURE(Style == RopeStyle::Neox);
-  CAPTURE(NHeads);
+  CAPTURE(QHeads);
+  CAPTURE(KHeads);
   CAPTURE(HeadDim);
   CAPTURE(RotDim);
   CAPTURE(pos0);
   CAPTURE(mscale);
-  constexpr int kDim = NHeads * HeadDim;
+  constexpr int kQDim = QHeads * HeadDim;
+  constexpr int kKDim = KHeads * HeadDim;
   std::vector<float> inv_freq(RotDim / 2);
   rope_inv_freq(10000.0f, RotDim, inv_freq.data());
-  const std::vector<float> x = random_floats(kMaxBatch * kDim, kDim + pos0);
+  const std::vector<float> q = random_floats(kMaxBatch * kQDim, kQDim + pos0);
+  const std::vector<float> k = random_floats(kMaxBatch * kKDim, kKDim + pos0 + 1);
 
-  std::vector<float> out = x;
-  rope<Style, NHeads, HeadDim, RotDim>(out.data(), kMaxBatch, pos0, inv_freq.data(), mscale);
+  std::vector<float> q_out = q;
+  std::vector<float> k_out = k;
+  rope<Style, QHeads, KHeads, HeadDim, RotDim>(q_out.data(), k_out.data(), kMaxBatch, pos0, inv_freq.data(), mscale);
 
-  // cosf/sinf are within an ulp or so; each output adds two products.
-  std::vector<float> expected = x;
-  ref_rope(Style, expected.data(), kMaxBatch, NHeads, HeadDim, RotDim, pos0, inv_freq.data(), mscale);
-  std::vector<double> tolerance(x.size(), 0.0);  // unrotated dimensions stay exact
-  for (int t = 0; t < kMaxBatch; ++t)
-    for (int h = 0; h < NHeads; ++h)
-      for (int i = 0; i < RotDim / 2; ++i) {
-        const int a = t * kDim + h * HeadDim + rope_first(Style, i);
-        const int b = t * kDim + h * HeadDim + rope_second(Style, i, RotDim / 2);
-        const double magnitude = (std::fabs(x[a]) + std::fabs(x[b])) * mscale;
-        tolerance[a] = tolerance[b] = 6 * kUnitRoundoff * magnitude;
-      }
-  expect_close(out, expected, tolerance);
+  std::vector<float> q_expected = q;
+  std::vector<float> k_expected = k;
+  ref_rope(Style, q_expected.data(), kMaxBatch, QHeads, HeadDim, RotDim, pos0, inv_freq.data(), mscale);
+  ref_rope(Style, k_expected.data(), kMaxBatch, KHeads, HeadDim, RotDim, pos0, inv_freq.data(), mscale);
+  expect_close(q_out, q_expected, rope_tolerance(Style, q, QHeads, HeadDim, RotDim, mscale));
+  expect_close(k_out, k_expected, rope_tolerance(Style, k, KHeads, HeadDim, RotDim, mscale));
 
   for (int threads = 1; threads <= 3; ++threads) {
-    std::vector<float> again = x;
+    std::vector<float> q_again = q;
+    std::vector<float> k_again = k;
     in_parallel(threads, [&] {
-      rope<Style, NHeads, HeadDim, RotDim, Sync::NoWait>(again.data(), kMaxBatch, pos0, inv_freq.data(), mscale);
+      rope<Style, QHeads, KHeads, HeadDim, RotDim, Sync::NoWait>(q_again.data(), k_again.data(), kMaxBatch, pos0,
+                                                                 inv_freq.data(), mscale);
     });
-    expect_same_bits(again, out);
+    expect_same_bits(q_again, q_out);
+    expect_same_bits(k_again, k_out);
   }
   for (int t = 0; t < kMaxBatch; ++t) {
-    std::vector<float> single(x.begin() + t * kDim, x.begin() + (t + 1) * kDim);
-    rope<Style, NHeads, HeadDim, RotDim>(single.data(), 1, pos0 + t, inv_freq.data(), mscale);
-    expect_same_bits(single.data(), out.data() + t * kDim, kDim);
+    std::vector<float> q_single(q.begin() + t * kQDim, q.begin() + (t + 1) * kQDim);
+    std::vector<float> k_single(k.begin() + t * kKDim, k.begin() + (t + 1) * kKDim);
+    rope<Style, QHeads, KHeads, HeadDim, RotDim>(q_single.data(), k_single.data(), 1, pos0 + t, inv_freq.data(),
+                                                 mscale);
+    expect_same_bits(q_single.data(), q_out.data() + t * kQDim, kQDim);
+    expect_same_bits(k_single.data(), k_out.data() + t * kKDim, kKDim);
   }
 }
 
 TEST_CASE("rope, adjacent pairs and halves") {
   for (int pos0 : {0, 1000}) {
-    check_rope<RopeStyle::Adjacent, 3, 16, 16>(pos0, 1.0f);
-    check_rope<RopeStyle::Adjacent, 2, 12, 6>(pos0, 1.0f);  // partial rotation: dims 6..11 untouched
-    check_rope<RopeStyle::Neox, 3, 16, 16>(pos0, 1.0f);
-    check_rope<RopeStyle::Neox, 2, 12, 6>(pos0, 1.0f);
+    check_rope<RopeStyle::Adjacent, 3, 1, 16, 16>(pos0, 1.0f);
+    check_rope<RopeStyle::Adjacent, 2, 2, 12, 6>(pos0, 1.0f);  // partial rotation: dims 6..11 untouched
+    check_rope<RopeStyle::Neox, 3, 1, 16, 16>(pos0, 1.0f);
+    check_rope<RopeStyle::Neox, 4, 2, 12, 6>(pos0, 1.0f);
   }
 }
 
 TEST_CASE("rope scaled by LongRoPE's attention factor: partial halves, as Phi-4-mini turns them") {
   for (int pos0 : {0, 1000}) {
-    check_rope<RopeStyle::Neox, 2, 16, 12>(pos0, 1.19024f);
-    check_rope<RopeStyle::Adjacent, 3, 16, 16>(pos0, 0.5f);
+    check_rope<RopeStyle::Neox, 2, 1, 16, 12>(pos0, 1.19024f);
+    check_rope<RopeStyle::Adjacent, 3, 3, 16, 16>(pos0, 0.5f);
   }
 }
 
@@ -569,6 +590,28 @@ TEST_CASE("add_biased adds a projection plus its bias to the residual, the bias 
     in_parallel(threads, [&] { add_biased<kN>(y.data(), bias.data(), out.data(), kMaxBatch); });
     for (int t = 0; t < kMaxBatch; ++t)
       for (int i = 0; i < kN; ++i) CHECK(out[t * kN + i] == x[t * kN + i] + (y[t * kN + i] + bias[i]));
+  }
+}
+
+TEST_CASE("argmax: the first of the largest, NaNs passed over, at odd sizes") {
+  for (int n : {1, 2, 7, 16, 17, 33, 100, 1001}) {
+    CAPTURE(n);
+    const std::vector<float> x = random_floats(n, n, -8.0f, 8.0f);
+    CHECK(argmax(x.data(), n) == ref_argmax(x.data(), n));
+    for (int at : {0, n / 2, n - 1}) {
+      CAPTURE(at);
+      std::vector<float> tied = x;
+      tied[at] = 9.0f;
+      tied[n - 1] = 9.0f;  // a tie with the last value: the lower index wins
+      CHECK(argmax(tied.data(), n) == at);
+      std::vector<float> with_nan = tied;
+      with_nan[at] = NAN;  // passed over, unless at 0
+      CHECK(argmax(with_nan.data(), n) == ref_argmax(with_nan.data(), n));
+      std::vector<float> zeros(n, -INFINITY);
+      zeros[at] = -0.0f;
+      zeros[n - 1] = 0.0f;  // -0 == +0: the first
+      CHECK(argmax(zeros.data(), n) == at);
+    }
   }
 }
 

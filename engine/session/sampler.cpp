@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/error/error.hpp"
+#include "kernels/argmax.hpp"
 
 namespace kiln {
 
@@ -116,13 +117,7 @@ void Sampler::apply_penalties() {
   }
 }
 
-int32_t Sampler::argmax() const {
-  int32_t best = 0;
-  for (int32_t id = 1; id < n_vocab_; ++id) {
-    if (logits_[id] > logits_[best]) best = id;  // strict: the lowest id wins ties
-  }
-  return best;
-}
+int32_t Sampler::argmax() const { return static_cast<int32_t>(kernels::argmax(logits_.data(), n_vocab_)); }
 
 // The probabilities that top-p and min-p look at are taken at temperature 1,
 // as llama.cpp does: temperature only reshapes what survives.

@@ -151,10 +151,9 @@ void self_attention(const P& p, const float* sinks = nullptr) {
     constexpr auto kStyle = C::Arch::rope_style;
     const float* inv_freq = L::kind.sliding ? s.rope_inv_freq_swa : s.rope_inv_freq;
     each_run<C>(p.runs, [&](const Run<C>& r) {
-      p.step.run(KernelKind::Other, kernels::rope<kStyle, C::n_head, C::head_dim, C::n_rot, Sync::NoWait>,
-                 &s.q[r.first][0], r.n, r.pos, inv_freq, C::rope_attn_factor);
-      p.step.run(KernelKind::Other, kernels::rope<kStyle, C::n_head_kv, C::head_dim, C::n_rot, Sync::NoWait>,
-                 &s.k_new[r.first][0], r.n, r.pos, inv_freq, C::rope_attn_factor);
+      p.step.run(KernelKind::Other,
+                 kernels::rope<kStyle, C::n_head, C::n_head_kv, C::head_dim, C::n_rot, Sync::NoWait>,
+                 &s.q[r.first][0], &s.k_new[r.first][0], r.n, r.pos, inv_freq, C::rope_attn_factor);
     });
   }
   // Rounded to the cache type only now, after RoPE (as llama.cpp does).
