@@ -7,10 +7,12 @@
 // row is loaded (and widened) once for all of them, and the weighted sum of
 // values has several independent FMA chains in flight. Each query's
 // arithmetic stays its own: its result does not depend on which queries it
-// was computed with, so not on the batch or the thread count. Heads narrower
-// than a vector read a cache stored in blocks of positions instead
-// (kv_blocked), a token's heads of a kv head two at a time, their positions in
-// the lanes (blocked_queries).
+// was computed with, so not on the batch or the thread count. Keys are
+// stored in blocks of positions (kv_cache.hpp), so a score is computed in its
+// position's lane with no adding across lanes (scores). Heads narrower than
+// a vector have their values blocked too (kv_values_blocked) and take a
+// token's heads of a kv head two at a time, their positions in the lanes
+// (blocked_queries).
 #pragma once
 
 #include <omp.h>
@@ -52,23 +54,6 @@ constexpr int64_t cache_row(int j) {
   else return j % Ring;
 }
 
-// out[p] = q . k_p * scale for the kFloatLanes keys k_p = k + p * stride (N
-// elements of type T each). Each key's products are accumulated across the
-// head in one vector, and the kFloatLanes vectors are reduced together
-// (sum_each: one tree instead of a horizontal sum each).
-template <TensorType T, int N>
-void block_scores(const float* q, const CacheValue<T>* k, int64_t stride, float scale, float* out) {
-  FloatVec acc[kFloatLanes];
-  const FloatVec q0 = FloatVec::load_unaligned(q);
-  for (int p = 0; p < kFloatLanes; ++p) acc[p] = q0 * WeightRow<T>::load(bytes_of<T>(k + p * stride), 0);
-  for (int i = kFloatLanes; i < N; i += kFloatLanes) {
-    const FloatVec qi = FloatVec::load_unaligned(q + i);
-    for (int p = 0; p < kFloatLanes; ++p)
-      acc[p] = xsimd::fma(qi, WeightRow<T>::load(bytes_of<T>(k + p * stride), i), acc[p]);
-  }
-  (sum_each(acc) * FloatVec(scale)).store_unaligned(out);  // lane p: the sum of acc[p]
-}
-
 // The queries of one work item: query r (N floats at q[r]) attends to
 // positions [first[r], n[r]) (first: 0, or where its window starts), its
 // scores and then softmax weights go to w[r] (at the same positions), its
@@ -83,54 +68,87 @@ struct Queries {
   int count = 0;
 };
 
-// The positions a query scores kFloatLanes at a time (block_scores), the
-// rest one at a time: whole groups from position 0 when N is a whole number
-// of vectors. Depends only on the query's own length.
-template <int N>
-int block_scored(int n) {
-  return N % kFloatLanes == 0 ? n / kFloatLanes * kFloatLanes : 0;
-}
+// The first block a query reads: the one holding its first position.
+inline int first_block(int first) { return first / kKvBlock * kKvBlock; }
 
-// The first block a query scores: the one holding its first position.
-inline int first_block(int first) { return first / kFloatLanes * kFloatLanes; }
-
-// Every query's scores, w[r][j] = q[r] . k_j * scale for j in [first[r],
-// n[r]) (and a few before first[r], in its first block, which nothing reads).
-// Keys are read a block of kFloatLanes positions at a time for all the
-// queries whose positions include it; an F16 block read by several queries is
-// widened once, into `widened` (exact, so the scores are those of the cache's
-// own elements).
-// In a ring (Ring rows, a multiple of kFloatLanes) a block of positions
-// never wraps: it starts at a multiple of kFloatLanes.
-template <TensorType T, int N, int Ring, class Queries>
-void scores(const Queries& qs, const CacheValue<T>* k, int64_t stride, float scale) {
-  static_assert(Ring % kFloatLanes == 0);
-  int lowest = qs.count > 0 ? first_block(qs.first[0]) : 0, longest = 0;
-  for (int r = 0; r < qs.count; ++r) {
-    lowest = std::min(lowest, first_block(qs.first[r]));
-    longest = std::max(longest, block_scored<N>(qs.n[r]));
-  }
-  const auto reads = [&](int r, int j) { return j >= first_block(qs.first[r]) && j < block_scored<N>(qs.n[r]); };
-  constexpr bool kWiden = T == TensorType::F16 && N % kFloatLanes == 0;
-  alignas(64) float widened[kWiden ? kFloatLanes * N : 1];
-  for (int j = lowest; j < longest; j += kFloatLanes) {
-    const CacheValue<T>* block = k + cache_row<Ring>(j) * stride;
-    if (kWiden && qs.count > 1) {
-      for (int p = 0; p < kFloatLanes; ++p)
-        for (int i = 0; i < N; i += kFloatLanes)
-          WeightRow<T>::load(bytes_of<T>(block + p * stride), i).store_aligned(widened + p * N + i);
-      for (int r = 0; r < qs.count; ++r)
-        if (reads(r, j)) block_scores<TensorType::F32, N>(qs.q[r], widened, N, scale, qs.w[r] + j);
-    } else {
-      for (int r = 0; r < qs.count; ++r)
-        if (reads(r, j)) block_scores<T, N>(qs.q[r], block, stride, scale, qs.w[r] + j);
+// Scores of the queries r .. r + Q - 1, which all read the block of keys at
+// `block` (positions j0 .. j0 + kFloatLanes - 1): w[r + i][j] = q[r + i] .
+// k_j * scale for the block's positions below the query's n. A block's
+// column d holds element d of its positions' keys, so a score is a sum of
+// FMAs over the head's N elements in its position's lane: two chains from
+// zero, the even and the odd elements, added at the end.
+// Each column is loaded (and widened) once for the Q queries.
+template <TensorType T, int N, int Q, class Queries>
+void block_scores(const Queries& qs, int r, const CacheValue<T>* block, int j0, float scale) {
+  constexpr int L = kFloatLanes;
+  const auto column = [&](int d) { return WeightRow<T>::load(bytes_of<T>(block + d * L), 0); };
+  // The chains start at zero rather than at a product: a product that an FMA
+  // then adds to is one the compiler may fuse with it, and whether it does
+  // differs between instantiations (Q), which would change the bits.
+  FloatVec even[Q], odd[Q];
+  for (int i = 0; i < Q; ++i) even[i] = odd[i] = FloatVec(0.0f);
+  for (int d = 0; d + 1 < N; d += 2) {
+    const FloatVec ke = column(d), ko = column(d + 1);
+    for (int i = 0; i < Q; ++i) {
+      even[i] = xsimd::fma(FloatVec(qs.q[r + i][d]), ke, even[i]);
+      odd[i] = xsimd::fma(FloatVec(qs.q[r + i][d + 1]), ko, odd[i]);
     }
   }
+  if constexpr (N % 2 == 1) {
+    const FloatVec kl = column(N - 1);
+    for (int i = 0; i < Q; ++i) even[i] = xsimd::fma(FloatVec(qs.q[r + i][N - 1]), kl, even[i]);
+  }
+  for (int i = 0; i < Q; ++i) {
+    const FloatVec s = (even[i] + odd[i]) * FloatVec(scale);
+    float* w = qs.w[r + i];
+    const int n = qs.n[r + i];
+    if (j0 + L <= n) {
+      s.store_unaligned(w + j0);
+    } else {  // w has room only up to n
+      alignas(FloatVec::arch_type::alignment()) float lanes[L];
+      s.store_aligned(lanes);
+      std::copy(lanes, lanes + (n - j0), w + j0);
+    }
+  }
+}
+
+// Queries scored together by scores(): enough chains (two a query) to keep
+// the FMAs busy, within the registers.
+inline constexpr int kScoredQueries = kFloatRegisters >= 32 ? 8 : 4;
+
+// Every query's scores, w[r][j] = q[r] . k_j * scale for j in [first[r],
+// n[r]) (and a few before first[r], in its first block, which nothing reads),
+// from keys in blocks of kFloatLanes positions (kv_cache.hpp) whose head
+// columns start at k, Dim elements a position: a block at a time, for runs
+// of up to kScoredQueries consecutive queries that read it (block_scores).
+// A score depends only on its query and key. In a ring (Ring rows, a
+// multiple of kFloatLanes) a block of positions never wraps.
+template <TensorType T, int N, int Dim, int Ring, class Queries>
+void scores(const Queries& qs, const CacheValue<T>* k, float scale) {
+  static_assert(Ring % kKvBlock == 0 && kKvBlock == kFloatLanes);
+  int lowest = qs.count > 0 ? first_block(qs.first[0]) : 0, end = 0;
   for (int r = 0; r < qs.count; ++r) {
-    for (int j = std::max(block_scored<N>(qs.n[r]), qs.first[r]); j < qs.n[r]; ++j) {
-      float s[1][1];
-      dot_tile<T, N, 1, 1>(bytes_of<T>(k + cache_row<Ring>(j) * stride), qs.q[r], s);
-      qs.w[r][j] = s[0][0] * scale;
+    lowest = std::min(lowest, first_block(qs.first[r]));
+    end = std::max(end, qs.n[r]);
+  }
+  for (int j0 = lowest; j0 < end; j0 += kKvBlock) {
+    const CacheValue<T>* block = k + cache_row<Ring>(j0) * Dim;
+    const auto reads = [&](int r) { return j0 >= first_block(qs.first[r]) && j0 < qs.n[r]; };
+    for (int r = 0; r < qs.count;) {
+      int run = 0;
+      while (run < kScoredQueries && r + run < qs.count && reads(r + run)) ++run;
+      if (run == kScoredQueries) {
+        block_scores<T, N, kScoredQueries>(qs, r, block, j0, scale);
+      } else if (run >= kScoredQueries / 2) {
+        block_scores<T, N, kScoredQueries / 2>(qs, r, block, j0, scale);
+        run = kScoredQueries / 2;
+      } else if (run > 0) {
+        block_scores<T, N, 1>(qs, r, block, j0, scale);
+        run = 1;
+      } else {
+        run = 1;  // this query does not read the block
+      }
+      r += run;
     }
   }
 }
@@ -329,8 +347,8 @@ inline constexpr int kBlockedQueries = 2;
 }  // namespace detail
 
 // q and out are [n_tokens][NHead * HeadDim]; k_cache and v_cache are
-// [position][NHeadKV * HeadDim] of KvType, in blocks of positions where
-// kv_blocked<HeadDim> (kv_cache.hpp), and already hold positions 0 ..
+// [position][NHeadKV * HeadDim] of KvType, the keys in blocks of positions
+// and the values too where kv_values_blocked<HeadDim> (kv_cache.hpp), and already hold positions 0 ..
 // pos0 + n_tokens - 1 (or, with Ring > 0, are a ring of Ring rows, position j
 // in row j % Ring, that holds at least every query's window). Token t
 // (position p = pos0 + t), head h attends to positions 0 .. p of kv head
@@ -386,7 +404,7 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
         ++qs.count;
       }
     }
-    if constexpr (kv_blocked<HeadDim>) {
+    if constexpr (kv_values_blocked<HeadDim>) {
       const CacheValue<KvType>* k_head = k_cache + int64_t{g} * HeadDim * kKvBlock;  // its first column in a block
       const CacheValue<KvType>* v_head = v_cache + int64_t{g} * HeadDim * kKvBlock;
       // Queries r, r + 1, ... of one token (the same positions) go together.
@@ -403,7 +421,7 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
       }
       for (; r < qs.count; ++r) together.template operator()<1>(r);
     } else {
-      detail::scores<KvType, HeadDim, Ring>(qs, k_cache + g * HeadDim, kKVDim, scale);
+      detail::scores<KvType, HeadDim, kKVDim, Ring>(qs, k_cache + int64_t{g} * HeadDim * kKvBlock, scale);
       for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r], sink[r]);
       const CacheValue<KvType>* v_head = v_cache + g * HeadDim;
       int r = 0;

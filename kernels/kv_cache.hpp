@@ -3,11 +3,13 @@
 // too) or F32. Keys and values are always computed in float; they are rounded
 // to the cache type only when stored, after RoPE, as llama.cpp does.
 //
-// Its layout, a build-time consequence of the head size: a row of Dim
-// elements per position, or, for heads narrower than a float vector
-// (kv_blocked), blocks of kFloatLanes positions stored column by column, so
-// that one vector holds one element of kFloatLanes consecutive positions and
-// attention takes that many positions per instruction (kernels/attention.hpp).
+// Its layout: keys in blocks of kFloatLanes positions stored column by
+// column, so that one vector holds one element of kFloatLanes consecutive
+// positions, and a score is a chain of FMAs in its position's lane, with no
+// adding across lanes (kernels/attention.hpp). Values are a row of Dim
+// elements per position, which a weighted sum reads a row at a time, or for
+// heads narrower than a float vector (kv_values_blocked) blocked as the keys
+// are, so that attention takes kFloatLanes positions per instruction.
 #pragma once
 
 #include <cstdint>
@@ -28,9 +30,10 @@ using CacheValue = std::conditional_t<T == TensorType::F16, uint16_t, float>;
 template <TensorType T>
 constexpr bool is_cache_type = T == TensorType::F16 || T == TensorType::F32;
 
-// Whether a cache of heads of HeadDim elements is stored in position blocks.
+// Whether the values of a cache of heads of HeadDim elements are stored in
+// position blocks (the keys always are).
 template <int HeadDim>
-inline constexpr bool kv_blocked = HeadDim < kFloatLanes;
+inline constexpr bool kv_values_blocked = HeadDim < kFloatLanes;
 
 // Positions per block of a blocked cache.
 inline constexpr int kKvBlock = kFloatLanes;
@@ -79,25 +82,23 @@ void store_row(const float* in, CacheValue<T>* out) {
 
 // Stores the keys and values of n_tokens consecutive positions (k and v:
 // [n_tokens][Dim] floats) into cache rows row0 .. row0 + n_tokens - 1 of
-// k_cache and v_cache (laid out as Blocked says), rounding to F16 where the
-// cache holds F16. Work-shared over tokens; each element is converted on its
-// own, so the cache does not depend on the batch or the threads.
-template <TensorType T, int Dim, bool Blocked = false, Sync Y = Sync::Barrier>
+// k_cache (blocked) and v_cache (blocked if ValuesBlocked), rounding to F16
+// where the cache holds F16. Work-shared over tokens; each element is
+// converted on its own, so the cache does not depend on the batch or the threads.
+template <TensorType T, int Dim, bool ValuesBlocked, Sync Y = Sync::Barrier>
 void store_kv(const float* k, const float* v, CacheValue<T>* k_cache, CacheValue<T>* v_cache, int row0, int n_tokens) {
   static_assert(is_cache_type<T>);
 #pragma omp for schedule(static) nowait
   for (int t = 0; t < n_tokens; ++t) {
     const int64_t at = static_cast<int64_t>(t) * Dim;
-    if constexpr (Blocked) {
-      CacheValue<T> k_row[Dim], v_row[Dim];
-      detail::store_row<T, Dim>(k + at, k_row);
-      detail::store_row<T, Dim>(v + at, v_row);
-      write_kv_row<true, Dim>(k_row, k_cache, row0 + t);
-      write_kv_row<true, Dim>(v_row, v_cache, row0 + t);
+    CacheValue<T> row[Dim];
+    detail::store_row<T, Dim>(k + at, row);
+    write_kv_row<true, Dim>(row, k_cache, row0 + t);
+    if constexpr (ValuesBlocked) {
+      detail::store_row<T, Dim>(v + at, row);
+      write_kv_row<true, Dim>(row, v_cache, row0 + t);
     } else {
-      const int64_t row = (int64_t{row0} + t) * Dim;
-      detail::store_row<T, Dim>(k + at, k_cache + row);
-      detail::store_row<T, Dim>(v + at, v_cache + row);
+      detail::store_row<T, Dim>(v + at, v_cache + (int64_t{row0} + t) * Dim);
     }
   }
   if constexpr (Y == Sync::Barrier) team_barrier();

@@ -70,8 +70,10 @@ void rotate_heads(float* x, const RopeAngles<RotDim / 2>& angles) {
       float& b = head[rope_second(Style, i, kPairs)];
       const float x0 = a;
       const float x1 = b;
-      a = x0 * angles.cos[i] - x1 * angles.sin[i];
-      b = x0 * angles.sin[i] + x1 * angles.cos[i];
+      // Each an FMA and a product, spelt out: left to the compiler, which
+      // product it fuses may differ between instantiations, and so the bits.
+      a = std::fma(x0, angles.cos[i], -(x1 * angles.sin[i]));
+      b = std::fma(x0, angles.sin[i], x1 * angles.cos[i]);
     }
   }
 }

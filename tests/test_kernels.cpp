@@ -331,15 +331,15 @@ std::vector<CacheValue<T>> random_cache(size_t n, uint32_t seed, float lo, float
   return cache;
 }
 
-// A cache of `rows` rows of Dim values as the attention kernel for heads of
-// HeadDim reads it (kv_cache.hpp's layout). A blocked cache's rows past
-// `rows`, in its last block, hold NaN, which no result may see.
-template <int HeadDim, int Dim, class Value>
+// A cache of `rows` rows of Dim values as the attention kernel reads it
+// (kv_cache.hpp's layout: keys blocked, values blocked for narrow heads). A
+// blocked cache's rows past `rows`, in its last block, hold NaN, which no
+// result may see.
+template <bool Blocked, int Dim, class Value>
 std::vector<Value> kernel_layout(const std::vector<Value>& by_row, int64_t rows) {
-  constexpr bool kBlocked = kv_blocked<HeadDim>;
   const Value nan = std::is_same_v<Value, float> ? Value(NAN) : Value(0x7e00);
-  std::vector<Value> cache(kv_rows_allocated<kBlocked>(rows) * Dim, nan);
-  for (int64_t r = 0; r < rows; ++r) write_kv_row<kBlocked, Dim>(by_row.data() + r * Dim, cache.data(), r);
+  std::vector<Value> cache(kv_rows_allocated<Blocked>(rows) * Dim, nan);
+  for (int64_t r = 0; r < rows; ++r) write_kv_row<Blocked, Dim>(by_row.data() + r * Dim, cache.data(), r);
   return cache;
 }
 
@@ -360,8 +360,8 @@ void check_ring_attention(const std::vector<float>& q, const std::vector<CacheVa
     std::copy_n(k.begin() + j * kKVDim, kKVDim, k_ring.begin() + j % kRing * kKVDim);
     std::copy_n(v.begin() + j * kKVDim, kKVDim, v_ring.begin() + j % kRing * kKVDim);
   }
-  k_ring = kernel_layout<HeadDim, kKVDim>(k_ring, kRing);
-  v_ring = kernel_layout<HeadDim, kKVDim>(v_ring, kRing);
+  k_ring = kernel_layout<true, kKVDim>(k_ring, kRing);
+  v_ring = kernel_layout<kv_values_blocked<HeadDim>, kKVDim>(v_ring, kRing);
   std::vector<float> scores(2 * kAttentionScratchRows<NHead, NHeadKV> * n_pos);
   for (int threads = 1; threads <= 2; ++threads) {
     std::vector<float> out(q.size());
@@ -397,7 +397,8 @@ void check_attention(int pos0, int window = 0, bool with_sinks = false) {
   const float scale = window > 0 ? 0.75f / std::sqrt(float(HeadDim)) : 1.0f / std::sqrt(float(HeadDim));
   const std::vector<float> sink_logits = random_floats(NHead, 4, -2.0f, 3.0f);
   const float* sinks = with_sinks ? sink_logits.data() : nullptr;
-  const auto k_kernel = kernel_layout<HeadDim, kKVDim>(k, n_pos), v_kernel = kernel_layout<HeadDim, kKVDim>(v, n_pos);
+  const auto k_kernel = kernel_layout<true, kKVDim>(k, n_pos);
+  const auto v_kernel = kernel_layout<kv_values_blocked<HeadDim>, kKVDim>(v, n_pos);
   auto run = [&](int first, int n, float* out) {
     attention<NHead, NHeadKV, HeadDim, KvType>(q.data() + first * kQDim, k_kernel.data(), v_kernel.data(), out, n,
                                                pos0 + first, scores.data(), stride, scale, window, sinks);
@@ -482,29 +483,31 @@ std::vector<Value> rows_of(const std::vector<Value>& cache, int row0, int rows) 
   return by_row;
 }
 
-template <bool Blocked>
+// Keys are always blocked; values as ValuesBlocked says.
+template <bool ValuesBlocked>
 void check_store_kv() {
-  CAPTURE(Blocked);
+  CAPTURE(ValuesBlocked);
   constexpr int kDim = 37;   // not a multiple of the SIMD width
   constexpr int kRow0 = 5;   // inside a block
-  constexpr int64_t kRows = kv_rows_allocated<Blocked>(kRow0 + kMaxBatch);
+  constexpr int64_t kKeyRows = kv_rows_allocated<true>(kRow0 + kMaxBatch);
+  constexpr int64_t kValueRows = kv_rows_allocated<ValuesBlocked>(kRow0 + kMaxBatch);
   const std::vector<float> k = random_floats(kMaxBatch * kDim, 21, -70000.0f, 70000.0f);  // beyond F16's range too
   const std::vector<float> v = random_floats(kMaxBatch * kDim, 22, -1e-6f, 1e-6f);        // F16 subnormals
   for (int threads = 1; threads <= 3; ++threads) {
-    std::vector<uint16_t> k16(kRows * kDim), v16(kRows * kDim);
-    std::vector<float> k32(kRows * kDim), v32(kRows * kDim);
+    std::vector<uint16_t> k16(kKeyRows * kDim), v16(kValueRows * kDim);
+    std::vector<float> k32(kKeyRows * kDim), v32(kValueRows * kDim);
     in_parallel(threads, [&] {
-      store_kv<TensorType::F16, kDim, Blocked>(k.data(), v.data(), k16.data(), v16.data(), kRow0, kMaxBatch);
-      store_kv<TensorType::F32, kDim, Blocked>(k.data(), v.data(), k32.data(), v32.data(), kRow0, kMaxBatch);
+      store_kv<TensorType::F16, kDim, ValuesBlocked>(k.data(), v.data(), k16.data(), v16.data(), kRow0, kMaxBatch);
+      store_kv<TensorType::F32, kDim, ValuesBlocked>(k.data(), v.data(), k32.data(), v32.data(), kRow0, kMaxBatch);
     });
-    const auto k16_rows = rows_of<Blocked, kDim>(k16, kRow0, kMaxBatch);
-    const auto v16_rows = rows_of<Blocked, kDim>(v16, kRow0, kMaxBatch);
+    const auto k16_rows = rows_of<true, kDim>(k16, kRow0, kMaxBatch);
+    const auto v16_rows = rows_of<ValuesBlocked, kDim>(v16, kRow0, kMaxBatch);
     for (size_t i = 0; i < k.size(); ++i) {
       CHECK(k16_rows[i] == fp32_to_fp16_portable(k[i]));
       CHECK(v16_rows[i] == fp32_to_fp16_portable(v[i]));
     }
-    expect_same_bits(rows_of<Blocked, kDim>(k32, kRow0, kMaxBatch), k);
-    expect_same_bits(rows_of<Blocked, kDim>(v32, kRow0, kMaxBatch), v);
+    expect_same_bits(rows_of<true, kDim>(k32, kRow0, kMaxBatch), k);
+    expect_same_bits(rows_of<ValuesBlocked, kDim>(v32, kRow0, kMaxBatch), v);
   }
 }
 

@@ -164,7 +164,7 @@ void self_attention(const P& p, const float* sinks = nullptr) {
     const int row = kRing > 0 ? r.pos % kRing : r.pos;
     const int before_wrap = kRing > 0 ? std::min(r.n, kRing - row) : r.n;
     const auto store = [&](int token, int at, int n) {
-      p.step.run(KernelKind::Other, kernels::store_kv<C::kv_type, KV, kernels::kv_blocked<C::head_dim>, Sync::NoWait>,
+      p.step.run(KernelKind::Other, kernels::store_kv<C::kv_type, KV, kernels::kv_values_blocked<C::head_dim>, Sync::NoWait>,
                  &s.k_new[r.first + token][0], &s.v_new[r.first + token][0], r.cache->k[l], r.cache->v[l], at, n);
     };
     store(0, row, before_wrap);

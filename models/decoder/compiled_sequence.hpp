@@ -102,14 +102,19 @@ class CompiledSequence final : public kiln::Sequence {
   // The cache's rows are default-initialized: their pages are touched only when used.
   explicit CompiledSequence(const CompiledModel<C, Forward>& model)
       : model_(model), activations_(new Activations<C>), cache_(new KvCache<C>),
-        kv_rows_(new Value[2 * kKvRowsTotal * KvCache<C>::kv_dim]) {
+        kv_rows_(new Value[(kv_rows_total<true>() + kv_rows_total<kValuesBlocked>()) * KvCache<C>::kv_dim]) {
     model.copy_rope_frequencies(*activations_);
     Value* next = kv_rows_.get();
-    for (Value** layer : {cache_->k, cache_->v})
+    const auto place = [&](Value** layer, bool blocked) {
       for (int l = 0; l < C::n_layer; ++l) {
         layer[l] = next;
-        next += kernels::kv_rows_allocated<kBlocked>(Forward::kv_rows[l]) * KvCache<C>::kv_dim;
+        const int rows = Forward::kv_rows[l];
+        next += (blocked ? kernels::kv_rows_allocated<true>(rows) : kernels::kv_rows_allocated<false>(rows)) *
+                KvCache<C>::kv_dim;
       }
+    };
+    place(cache_->k, true);
+    place(cache_->v, kValuesBlocked);
   }
 
   const Model& model() const override { return model_; }
@@ -153,12 +158,13 @@ class CompiledSequence final : public kiln::Sequence {
     for (int p = first_pos; p < first_pos + n_pos; ++p)
       for (int l = 0; l < C::n_layer; ++l) {
         const int64_t row = kv_row(l, p);
-        for (const Value* layer : {cache_->k[l], cache_->v[l]}) {
-          Value values[KvCache<C>::kv_dim] = {};
-          if (row >= 0) kernels::read_kv_row<kBlocked, KvCache<C>::kv_dim>(layer, row, values);
-          std::memcpy(out, values, kKvRowBytes);
-          out += kKvRowBytes;
-        }
+        Value values[KvCache<C>::kv_dim] = {};
+        if (row >= 0) kernels::read_kv_row<true, KvCache<C>::kv_dim>(cache_->k[l], row, values);
+        std::memcpy(out, values, kKvRowBytes);
+        out += kKvRowBytes;
+        if (row >= 0) kernels::read_kv_row<kValuesBlocked, KvCache<C>::kv_dim>(cache_->v[l], row, values);
+        std::memcpy(out, values, kKvRowBytes);
+        out += kKvRowBytes;
       }
   }
 
@@ -173,14 +179,14 @@ class CompiledSequence final : public kiln::Sequence {
     for (int p = first_pos; p < first_pos + n_pos; ++p)
       for (int l = 0; l < C::n_layer; ++l) {
         const int64_t row = kv_row(l, p);
-        for (Value* layer : {cache_->k[l], cache_->v[l]}) {
-          if (row >= 0) {
-            Value values[KvCache<C>::kv_dim];
-            std::memcpy(values, in, kKvRowBytes);
-            kernels::write_kv_row<kBlocked, KvCache<C>::kv_dim>(values, layer, row);
-          }
-          in += kKvRowBytes;
+        if (row >= 0) {
+          Value values[KvCache<C>::kv_dim];
+          std::memcpy(values, in, kKvRowBytes);
+          kernels::write_kv_row<true, KvCache<C>::kv_dim>(values, cache_->k[l], row);
+          std::memcpy(values, in + kKvRowBytes, kKvRowBytes);
+          kernels::write_kv_row<kValuesBlocked, KvCache<C>::kv_dim>(values, cache_->v[l], row);
         }
+        in += 2 * kKvRowBytes;
       }
     if constexpr (kv_ring_rows<C> > 0)
       cache_->held_from = std::max(cache_->held_from, cache_->held_to - kv_ring_rows<C>);
@@ -188,14 +194,15 @@ class CompiledSequence final : public kiln::Sequence {
 
  private:
   using Value = typename KvCache<C>::Value;
-  static constexpr bool kBlocked = kernels::kv_blocked<C::head_dim>;
+  static constexpr bool kValuesBlocked = kernels::kv_values_blocked<C::head_dim>;
   static constexpr size_t kKvRowBytes = sizeof(Value) * KvCache<C>::kv_dim;
-  // Every layer's rows, in whole blocks where the cache is blocked.
-  static constexpr int64_t kKvRowsTotal = [] {
+  // Every layer's rows of keys or values, in whole blocks where they are blocked.
+  template <bool Blocked>
+  static constexpr int64_t kv_rows_total() {
     int64_t rows = 0;
-    for (int r : Forward::kv_rows) rows += kernels::kv_rows_allocated<kBlocked>(r);
+    for (int r : Forward::kv_rows) rows += kernels::kv_rows_allocated<Blocked>(r);
     return rows;
-  }();
+  }
 
   // The row of layer l that holds position p, or -1 if a sliding-window
   // layer no longer holds it.
