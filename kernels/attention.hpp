@@ -60,6 +60,7 @@ constexpr int64_t cache_row(int j) {
 // result to out[r].
 template <int Capacity>
 struct Queries {
+  static constexpr int kCapacity = Capacity;
   const float* q[Capacity];
   float* w[Capacity];
   float* out[Capacity];
@@ -131,17 +132,18 @@ void scores(const Queries& qs, const CacheValue<T>* k, float scale) {
     lowest = std::min(lowest, first_block(qs.first[r]));
     end = std::max(end, qs.n[r]);
   }
+  constexpr int kMost = std::min(kScoredQueries, Queries::kCapacity), kHalf = std::max(kMost / 2, 1);
   for (int j0 = lowest; j0 < end; j0 += kKvBlock) {
     const CacheValue<T>* block = k + cache_row<Ring>(j0) * Dim;
     const auto reads = [&](int r) { return j0 >= first_block(qs.first[r]) && j0 < qs.n[r]; };
     for (int r = 0; r < qs.count;) {
       int run = 0;
-      while (run < kScoredQueries && r + run < qs.count && reads(r + run)) ++run;
-      if (run == kScoredQueries) {
-        block_scores<T, N, kScoredQueries>(qs, r, block, j0, scale);
-      } else if (run >= kScoredQueries / 2) {
-        block_scores<T, N, kScoredQueries / 2>(qs, r, block, j0, scale);
-        run = kScoredQueries / 2;
+      while (run < kMost && r + run < qs.count && reads(r + run)) ++run;
+      if (run == kMost) {
+        block_scores<T, N, kMost>(qs, r, block, j0, scale);
+      } else if (run >= kHalf) {
+        block_scores<T, N, kHalf>(qs, r, block, j0, scale);
+        run = kHalf;
       } else if (run > 0) {
         block_scores<T, N, 1>(qs, r, block, j0, scale);
         run = 1;
