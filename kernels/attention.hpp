@@ -246,8 +246,8 @@ void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t
 // sink[r + i]). Each block of keys and values is loaded (and
 // widened) once for the Q of them, and their chains interleave. A block's
 // vector of one dimension holds kFloatLanes consecutive positions, so a
-// score is a chain of FMAs over the query's dimensions in order (the first a
-// product) in its position's lane. The softmax is fused with the weighted
+// score is a chain of FMAs from zero over the query's dimensions in order,
+// in its position's lane. The softmax is fused with the weighted
 // sum: lane p of the exponentials' sum and of the weighted values collects
 // the positions j with j % kFloatLanes == p, block after block; the lanes are
 // added at the end (sum_each, a tree per query) and the sums divided by the
@@ -284,10 +284,9 @@ void blocked_queries(const Queries& qs, int r, const float* sinks, const CacheVa
   for (auto& m : vmax) m = FloatVec(-INFINITY);
   for (int j0 = start; j0 < n; j0 += L) {
     const CacheValue<T>* block = k + cache_row<Ring>(j0) * Dim;
-    FloatVec s[Q];
-    const FloatVec k0 = column(block, 0);
-    for (int i = 0; i < Q; ++i) s[i] = FloatVec(q[i][0]) * k0;
-    for (int d = 1; d < N; ++d) {
+    FloatVec s[Q];  // from zero, as block_scores' chains
+    for (auto& chain : s) chain = FloatVec(0.0f);
+    for (int d = 0; d < N; ++d) {
       const FloatVec kd = column(block, d);
       for (int i = 0; i < Q; ++i) s[i] = xsimd::fma(FloatVec(q[i][d]), kd, s[i]);
     }
@@ -350,9 +349,10 @@ inline constexpr int kBlockedQueries = 2;
 
 // q and out are [n_tokens][NHead * HeadDim]; k_cache and v_cache are
 // [position][NHeadKV * HeadDim] of KvType, the keys in blocks of positions
-// and the values too where kv_values_blocked<HeadDim> (kv_cache.hpp), and already hold positions 0 ..
-// pos0 + n_tokens - 1 (or, with Ring > 0, are a ring of Ring rows, position j
-// in row j % Ring, that holds at least every query's window). Token t
+// and the values too where kv_values_blocked<HeadDim> (kv_cache.hpp), and
+// already hold positions 0 .. pos0 + n_tokens - 1 (or, with Ring > 0, are a
+// ring of Ring rows, position j in row j % Ring, that holds at least every
+// query's window). Token t
 // (position p = pos0 + t), head h attends to positions 0 .. p of kv head
 // h / (NHead / NHeadKV), or with a window w > 0 to the last w of them
 // (p - w < j <= p):
