@@ -13,8 +13,8 @@ namespace kiln::kernels {
 // match llama.cpp's, which matters where they are rounded to 8 bits next
 // (q8_activations.hpp). ggml adds them in one chain; here value i goes to
 // sum i % 8 (eight independent chains, in a fixed order on every
-// instruction set: one chain's latency made a 64-value norm cost more than
-// its matmul). The two orders give the same double when every addition is
+// instruction set, so that a short row does not wait on one add's latency
+// per value). The two orders give the same double when every addition is
 // exact (the squares within a factor 2^(29 - log2 N) of each other);
 // otherwise the doubles differ in their last bits, which reach the float mean
 // only when it lies that close to a float's rounding midpoint.

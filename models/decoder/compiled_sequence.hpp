@@ -105,16 +105,14 @@ class CompiledSequence final : public kiln::Sequence {
         kv_rows_(new Value[(kv_rows_total<true>() + kv_rows_total<kValuesBlocked>()) * KvCache<C>::kv_dim]) {
     model.copy_rope_frequencies(*activations_);
     Value* next = kv_rows_.get();
-    const auto place = [&](Value** layer, bool blocked) {
+    const auto place = [&](Value** layer, int64_t (*rows_allocated)(int64_t)) {
       for (int l = 0; l < C::n_layer; ++l) {
         layer[l] = next;
-        const int rows = Forward::kv_rows[l];
-        next += (blocked ? kernels::kv_rows_allocated<true>(rows) : kernels::kv_rows_allocated<false>(rows)) *
-                KvCache<C>::kv_dim;
+        next += rows_allocated(Forward::kv_rows[l]) * KvCache<C>::kv_dim;
       }
     };
-    place(cache_->k, true);
-    place(cache_->v, kValuesBlocked);
+    place(cache_->k, kernels::kv_rows_allocated<true>);
+    place(cache_->v, kernels::kv_rows_allocated<kValuesBlocked>);
   }
 
   const Model& model() const override { return model_; }
