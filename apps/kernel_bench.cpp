@@ -135,7 +135,7 @@ void run_attention(const char* what, int n_tokens, int pos0, int reps, int windo
   quantize_row(kKv, random(k.size()).data(), k.data(), static_cast<int64_t>(k.size()));
   quantize_row(kKv, random(v.size()).data(), v.data(), static_cast<int64_t>(v.size()));
   std::vector<float> out(q.size());
-  std::vector<float> scores(static_cast<size_t>(kAttentionScratchRows<NHead, NHeadKV>) * n_pos);
+  std::vector<float> scores(static_cast<size_t>(kAttentionScratchRows<NHead, NHeadKV, HeadDim>) * n_pos);
 
   const float kScale = 1.0f / std::sqrt(static_cast<float>(HeadDim));
   const auto once = [&] {

@@ -16,8 +16,14 @@ void softmax(float* x, int n, float sink) {
   std::fill(tail, tail + kLanes, -INFINITY);
   std::copy(x + n_whole, x + n, tail);
 
-  Vec vmax = Vec::load_aligned(tail);
-  for (int i = 0; i < n_whole; i += kLanes) vmax = xsimd::max(vmax, Vec::load_unaligned(x + i));
+  // Four independent chains of maxima (a maximum is exact, so their order
+  // changes nothing), so that the loop does not wait on each one's latency.
+  Vec maxima[4] = {Vec::load_aligned(tail), Vec(-INFINITY), Vec(-INFINITY), Vec(-INFINITY)};
+  int at = 0;
+  for (; at + 4 * kLanes <= n_whole; at += 4 * kLanes)
+    for (int c = 0; c < 4; ++c) maxima[c] = xsimd::max(maxima[c], Vec::load_unaligned(x + at + c * kLanes));
+  for (; at < n_whole; at += kLanes) maxima[0] = xsimd::max(maxima[0], Vec::load_unaligned(x + at));
+  const Vec vmax = xsimd::max(xsimd::max(maxima[0], maxima[1]), xsimd::max(maxima[2], maxima[3]));
   alignas(Vec::arch_type::alignment()) float lane_max[kLanes];
   vmax.store_aligned(lane_max);
   const float max_value = std::max(*std::max_element(lane_max, lane_max + kLanes), sink);

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "kernels/activation.hpp"
@@ -31,13 +32,16 @@
 namespace kiln::kernels {
 
 // Consecutive tokens whose queries are computed together: enough that a work
-// item holds about 8 queries where a kv head serves fewer query heads.
-template <int NHead, int NHeadKV>
-inline constexpr int kAttentionTokensPerItem = std::max(1, 8 / (NHead / NHeadKV));
+// item holds about 8 queries where a kv head serves fewer query heads, and
+// about 32 for heads as wide as a vector, whose items widen each block of an
+// F16 cache once for all their queries (scores, weighted_sums).
+template <int NHead, int NHeadKV, int HeadDim>
+inline constexpr int kAttentionTokensPerItem =
+    std::max(1, (kv_values_blocked<HeadDim> ? 8 : 32) / (NHead / NHeadKV));
 
 // Rows of attention scratch (scores) each thread needs: one per query of a work item.
-template <int NHead, int NHeadKV>
-inline constexpr int kAttentionScratchRows = NHead / NHeadKV * kAttentionTokensPerItem<NHead, NHeadKV>;
+template <int NHead, int NHeadKV, int HeadDim>
+inline constexpr int kAttentionScratchRows = NHead / NHeadKV * kAttentionTokensPerItem<NHead, NHeadKV, HeadDim>;
 
 namespace detail {
 
@@ -71,6 +75,14 @@ struct Queries {
 
 // The first block a query reads: the one holding its first position.
 inline int first_block(int first) { return first / kKvBlock * kKvBlock; }
+
+// count elements of a cache widened to float (exactly: F16 widens without rounding).
+template <TensorType T>
+void widen(const CacheValue<T>* in, int count, float* out) {
+  int i = 0;
+  for (; i + kFloatLanes <= count; i += kFloatLanes) WeightRow<T>::load(bytes_of<T>(in), i).store_unaligned(out + i);
+  for (; i < count; ++i) out[i] = WeightRow<T>::at(bytes_of<T>(in), i);
+}
 
 // Scores of the queries r .. r + Q - 1, which all read the block of keys at
 // `block` (positions j0 .. j0 + kFloatLanes - 1): w[r + i][j] = q[r + i] .
@@ -122,8 +134,10 @@ inline constexpr int kScoredQueries = kFloatRegisters >= 32 ? 8 : 4;
 // from keys in blocks of kFloatLanes positions (kv_cache.hpp) whose head
 // columns start at k, Dim elements a position: a block at a time, for runs
 // of up to kScoredQueries consecutive queries that read it (block_scores).
-// A score depends only on its query and key. In a ring (Ring rows, a
-// multiple of kFloatLanes) a block of positions never wraps.
+// An F16 block that more than one run reads is widened once, into float
+// (exactly), and the runs read that. A score depends only on its query and
+// key. In a ring (Ring rows, a multiple of kFloatLanes) a block of positions
+// never wraps.
 template <TensorType T, int N, int Dim, int Ring, class Queries>
 void scores(const Queries& qs, const CacheValue<T>* k, float scale) {
   static_assert(Ring % kKvBlock == 0 && kKvBlock == kFloatLanes);
@@ -133,25 +147,38 @@ void scores(const Queries& qs, const CacheValue<T>* k, float scale) {
     end = std::max(end, qs.n[r]);
   }
   constexpr int kMost = std::min(kScoredQueries, Queries::kCapacity), kHalf = std::max(kMost / 2, 1);
+  alignas(FloatVec::arch_type::alignment()) float wide[N * kKvBlock];
   for (int j0 = lowest; j0 < end; j0 += kKvBlock) {
-    const CacheValue<T>* block = k + cache_row<Ring>(j0) * Dim;
     const auto reads = [&](int r) { return j0 >= first_block(qs.first[r]) && j0 < qs.n[r]; };
-    for (int r = 0; r < qs.count;) {
-      int run = 0;
-      while (run < kMost && r + run < qs.count && reads(r + run)) ++run;
-      if (run == kMost) {
-        block_scores<T, N, kMost>(qs, r, block, j0, scale);
-      } else if (run >= kHalf) {
-        block_scores<T, N, kHalf>(qs, r, block, j0, scale);
-        run = kHalf;
-      } else if (run > 0) {
-        block_scores<T, N, 1>(qs, r, block, j0, scale);
-        run = 1;
-      } else {
-        run = 1;  // this query does not read the block
+    const auto runs = [&]<TensorType B>(const CacheValue<B>* block) {
+      for (int r = 0; r < qs.count;) {
+        int run = 0;
+        while (run < kMost && r + run < qs.count && reads(r + run)) ++run;
+        if (run == kMost) {
+          block_scores<B, N, kMost>(qs, r, block, j0, scale);
+        } else if (run >= kHalf) {
+          block_scores<B, N, kHalf>(qs, r, block, j0, scale);
+          run = kHalf;
+        } else if (run > 0) {
+          block_scores<B, N, 1>(qs, r, block, j0, scale);
+          run = 1;
+        } else {
+          run = 1;  // this query does not read the block
+        }
+        r += run;
       }
-      r += run;
+    };
+    const CacheValue<T>* block = k + cache_row<Ring>(j0) * Dim;
+    if constexpr (T != TensorType::F32) {
+      int readers = 0;
+      for (int r = 0; r < qs.count; ++r) readers += reads(r);
+      if (readers > kMost) {
+        widen<T>(block, N * kKvBlock, wide);
+        runs.template operator()<TensorType::F32>(wide);
+        continue;
+      }
     }
+    runs.template operator()<T>(block);
   }
 }
 
@@ -203,39 +230,118 @@ struct ValueSum {
 template <int N>
 inline constexpr int kValueTile = std::max(1, 16 / (ValueSum<N>::kChains * std::max(ValueSum<N>::kVecs, 1)));
 
-// out[r] = sum_{first[r] <= j < n[r]} w[r][j] * v_j for R queries from
-// `first`, v_j = v + cache_row<Ring>(j) * stride: each value row is read
-// once for the R of them. The loop starts where the earliest of them does (at a multiple of
-// kChains, so position j still feeds chain j % kChains); a query that starts
+// The weighted sums of the R queries from `first` (a tile): each value row
+// is read once for the R of them. Positions are added in order, in whole
+// groups of kChains (position j feeds chain j % kChains), by add() over
+// consecutive ranges, from where the earliest of the queries starts (a
+// multiple of kChains) up to where the first of them ends; finish() adds
+// each query's last positions and stores the results. A query that starts
 // later gets weights of exactly 0 up to its first position, which leave its
 // chains' bits as they are (an accumulator that starts at +0 never becomes
 // -0), so its result is that of its positions alone.
-template <TensorType T, int N, int R, int Ring, class Queries>
-void weighted_sums(const Queries& qs, int first, const CacheValue<T>* v, int64_t stride) {
+template <int N, int R, class Queries>
+struct ValueTile {
   using Sum = ValueSum<N>;
   Sum sums[R];
-  int common = qs.n[first], start = qs.first[first];
-  for (int r = 1; r < R; ++r) {
-    common = std::min(common, qs.n[first + r]);
-    start = std::min(start, qs.first[first + r]);
+  int first = 0;
+  int common = 0;  // the end of the positions every query of the tile reads
+  int next = 0;    // where add() goes on
+
+  ValueTile(const Queries& qs, int first_query) : first(first_query) {
+    common = qs.n[first];
+    int start = qs.first[first];
+    for (int r = 1; r < R; ++r) {
+      common = std::min(common, qs.n[first + r]);
+      start = std::min(start, qs.first[first + r]);
+    }
+    next = start / Sum::kChains * Sum::kChains;
+    for (int r = 0; r < R; ++r) std::fill(qs.w[first + r] + next, qs.w[first + r] + qs.first[first + r], 0.0f);
   }
-  start = start / Sum::kChains * Sum::kChains;
-  for (int r = 0; r < R; ++r) std::fill(qs.w[first + r] + start, qs.w[first + r] + qs.first[first + r], 0.0f);
-  int j = start;
-  for (; j + Sum::kChains <= common; j += Sum::kChains) {
-    [&]<int... C>(std::integer_sequence<int, C...>) {
-      ((
-           [&] {
-             const CacheValue<T>* row = v + cache_row<Ring>(j + C) * stride;
-             for (int r = 0; r < R; ++r) sums[r].template add<C, T>(qs.w[first + r][j + C], row);
-           }()),
-       ...);
-    }(Sum::kChainIndices);
+
+  // Adds the whole groups of positions from `next` below min(to, common),
+  // position j's row (of type B) at row(j).
+  template <TensorType B, class RowAt>
+  void add(const Queries& qs, int to, RowAt row) {
+    to = std::min(to, common);
+    Sum local[R];
+    std::copy(sums, sums + R, local);
+    int j = next;
+    for (; j + Sum::kChains <= to; j += Sum::kChains) {
+      [&]<int... C>(std::integer_sequence<int, C...>) {
+        ((
+             [&] {
+               const CacheValue<B>* v = row(j + C);
+               for (int r = 0; r < R; ++r) local[r].template add<C, B>(qs.w[first + r][j + C], v);
+             }()),
+         ...);
+      }(Sum::kChainIndices);
+    }
+    std::copy(local, local + R, sums);
+    next = j;
   }
-  for (int r = 0; r < R; ++r) {
-    for (int jr = j; jr < qs.n[first + r]; ++jr)
-      sums[r].template add_at<T>(jr, qs.w[first + r][jr], v + cache_row<Ring>(jr) * stride);
-    sums[r].store(qs.out[first + r]);
+
+  template <TensorType T, int Ring>
+  void finish(const Queries& qs, const CacheValue<T>* v, int64_t stride) {
+    for (int r = 0; r < R; ++r) {
+      for (int j = next; j < qs.n[first + r]; ++j)
+        sums[r].template add_at<T>(j, qs.w[first + r][j], v + cache_row<Ring>(j) * stride);
+      sums[r].store(qs.out[first + r]);
+    }
+  }
+};
+
+// Positions of F16 values widened at a time for weighted_sums: about 16 KiB of floats.
+template <int N>
+inline constexpr int kValueChunk = std::max(1, 4096 / N / ValueSum<N>::kChains) * ValueSum<N>::kChains;
+
+// out[r] = sum_{first[r] <= j < n[r]} w[r][j] * v_j for every query, v_j =
+// v + cache_row<Ring>(j) * stride, in tiles of kValueTile queries
+// (ValueTile). Where there are more than two tiles, F16 rows are widened
+// once (exactly) a chunk of positions at a time, and every tile reads the
+// chunk (for two, storing the widened rows costs about what converting them
+// again does).
+template <TensorType T, int N, int Ring, class Queries>
+void weighted_sums(const Queries& qs, const CacheValue<T>* v, int64_t stride) {
+  constexpr int kTile = kValueTile<N>;
+  using Full = ValueTile<N, kTile, Queries>;
+  using Single = ValueTile<N, 1, Queries>;
+  const auto cache_rows = [&](int j) { return v + cache_row<Ring>(j) * stride; };
+  const int n_full = qs.count / kTile, n_single = qs.count % kTile;
+  if constexpr (T != TensorType::F32) {
+    if (n_full + n_single > 2) {
+      std::optional<Full> full[std::max(1, Queries::kCapacity / kTile)];
+      std::optional<Single> single[kTile];
+      int from = INT32_MAX, to = 0;
+      const auto begin = [&](auto& tile, int r) {
+        tile.emplace(qs, r);
+        from = std::min(from, tile->next);
+        to = std::max(to, tile->common);
+      };
+      for (int i = 0; i < n_full; ++i) begin(full[i], i * kTile);
+      for (int i = 0; i < n_single; ++i) begin(single[i], n_full * kTile + i);
+      constexpr int kChunk = kValueChunk<N>;
+      alignas(FloatVec::arch_type::alignment()) float wide[kChunk * N];
+      for (int c0 = from; c0 < to; c0 += kChunk) {
+        const int c1 = std::min(c0 + kChunk, to);
+        for (int j = c0; j < c1; ++j) widen<T>(cache_rows(j), N, wide + (j - c0) * N);
+        const auto wide_rows = [&](int j) { return wide + (j - c0) * N; };
+        for (int i = 0; i < n_full; ++i) full[i]->template add<TensorType::F32>(qs, c1, wide_rows);
+        for (int i = 0; i < n_single; ++i) single[i]->template add<TensorType::F32>(qs, c1, wide_rows);
+      }
+      for (int i = 0; i < n_full; ++i) full[i]->template finish<T, Ring>(qs, v, stride);
+      for (int i = 0; i < n_single; ++i) single[i]->template finish<T, Ring>(qs, v, stride);
+      return;
+    }
+  }
+  for (int i = 0; i < n_full; ++i) {
+    Full tile(qs, i * kTile);
+    tile.template add<T>(qs, tile.common, cache_rows);
+    tile.template finish<T, Ring>(qs, v, stride);
+  }
+  for (int i = 0; i < n_single; ++i) {
+    Single tile(qs, n_full * kTile + i);
+    tile.template add<T>(qs, tile.common, cache_rows);
+    tile.template finish<T, Ring>(qs, v, stride);
   }
 }
 
@@ -374,13 +480,12 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
   constexpr int kHeadsPerKV = NHead / NHeadKV;
   constexpr int64_t kQDim = static_cast<int64_t>(NHead) * HeadDim;
   constexpr int64_t kKVDim = static_cast<int64_t>(NHeadKV) * HeadDim;
-  constexpr int kTile = detail::kValueTile<HeadDim>;
-  float* rows = scores + static_cast<int64_t>(omp_get_thread_num()) * kAttentionScratchRows<NHead, NHeadKV> *
+  float* rows = scores + static_cast<int64_t>(omp_get_thread_num()) * kAttentionScratchRows<NHead, NHeadKV, HeadDim> *
                              scores_stride;
 
   // Fewer queries per item where there would be fewer items than threads
   // (one token's generation): the same on every thread, so the loop below is too.
-  int tokens = kAttentionTokensPerItem<NHead, NHeadKV>, heads = kHeadsPerKV;
+  int tokens = kAttentionTokensPerItem<NHead, NHeadKV, HeadDim>, heads = kHeadsPerKV;
   const auto items = [&] { return (n_tokens + tokens - 1) / tokens * NHeadKV * (kHeadsPerKV / heads); };
   while (items() < omp_get_num_threads() && tokens > 1) tokens = (tokens + 1) / 2;
   while (items() < omp_get_num_threads() && heads % 2 == 0) heads /= 2;
@@ -393,8 +498,8 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
     const int part = item % parts;
     const int g = item / parts % NHeadKV;  // the kv head
     const int t0 = item / parts / NHeadKV * tokens;
-    detail::Queries<kAttentionScratchRows<NHead, NHeadKV>> qs;
-    float sink[kAttentionScratchRows<NHead, NHeadKV>];
+    detail::Queries<kAttentionScratchRows<NHead, NHeadKV, HeadDim>> qs;
+    float sink[kAttentionScratchRows<NHead, NHeadKV, HeadDim>];
     for (int t = t0; t < std::min(t0 + tokens, n_tokens); ++t) {
       for (int h = g * kHeadsPerKV + part * heads; h < g * kHeadsPerKV + (part + 1) * heads; ++h) {
         sink[qs.count] = sinks ? sinks[h] : -INFINITY;
@@ -425,11 +530,7 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
     } else {
       detail::scores<KvType, HeadDim, kKVDim, Ring>(qs, k_cache + int64_t{g} * HeadDim * kKvBlock, scale);
       for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r], sink[r]);
-      const CacheValue<KvType>* v_head = v_cache + g * HeadDim;
-      int r = 0;
-      for (; r + kTile <= qs.count; r += kTile)
-        detail::weighted_sums<KvType, HeadDim, kTile, Ring>(qs, r, v_head, kKVDim);
-      for (; r < qs.count; ++r) detail::weighted_sums<KvType, HeadDim, 1, Ring>(qs, r, v_head, kKVDim);
+      detail::weighted_sums<KvType, HeadDim, Ring>(qs, v_cache + g * HeadDim, kKVDim);
     }
   }
   if constexpr (Y == Sync::Barrier) team_barrier();

@@ -362,7 +362,7 @@ void check_ring_attention(const std::vector<float>& q, const std::vector<CacheVa
   }
   k_ring = kernel_layout<true, kKVDim>(k_ring, kRing);
   v_ring = kernel_layout<kv_values_blocked<HeadDim>, kKVDim>(v_ring, kRing);
-  std::vector<float> scores(2 * kAttentionScratchRows<NHead, NHeadKV> * n_pos);
+  std::vector<float> scores(2 * kAttentionScratchRows<NHead, NHeadKV, HeadDim> * n_pos);
   for (int threads = 1; threads <= 2; ++threads) {
     std::vector<float> out(q.size());
     in_parallel(threads, [&] {
@@ -392,7 +392,7 @@ void check_attention(int pos0, int window = 0, bool with_sinks = false) {
   const auto k = random_cache<KvType>(n_pos * kKVDim, 2, -2.0f, 2.0f);
   const auto v = random_cache<KvType>(n_pos * kKVDim, 3, -1.0f, 1.0f);
   const int stride = n_pos;
-  std::vector<float> scores(3 * kAttentionScratchRows<NHead, NHeadKV> * stride);  // up to 3 threads
+  std::vector<float> scores(3 * kAttentionScratchRows<NHead, NHeadKV, HeadDim> * stride);  // up to 3 threads
   // Gemma's scale where there is a window, the usual one elsewhere.
   const float scale = window > 0 ? 0.75f / std::sqrt(float(HeadDim)) : 1.0f / std::sqrt(float(HeadDim));
   const std::vector<float> sink_logits = random_floats(NHead, 4, -2.0f, 3.0f);

@@ -158,7 +158,7 @@ struct Activations {
   alignas(64) float k_new[C::max_batch][kv_dim];
   alignas(64) float v_new[C::max_batch][kv_dim];
   // Attention scratch: rows of scores per thread.
-  alignas(64) float scores[kMaxThreads][kernels::kAttentionScratchRows<C::n_head, C::n_head_kv>][C::n_ctx];
+  alignas(64) float scores[kMaxThreads][kernels::kAttentionScratchRows<C::n_head, C::n_head_kv, C::head_dim>][C::n_ctx];
   // RoPE's angle per position of each rotated pair: the global layers', the sliding-window layers'.
   float rope_inv_freq[C::n_rot / 2];
   float rope_inv_freq_swa[C::n_rot / 2];
