@@ -58,10 +58,11 @@ constexpr int64_t cache_row(int j) {
   else return j % Ring;
 }
 
-// The queries of one work item: query r (N floats at q[r]) attends to
-// positions [first[r], n[r]) (first: 0, or where its window starts), its
-// scores and then softmax weights go to w[r] (at the same positions), its
-// result to out[r].
+// The queries of one work item: query r (N floats at q[r]) of kv head kv[r]
+// attends to positions [first[r], n[r]) (first: 0, or where its window
+// starts), its scores and then softmax weights go to w[r] (at the same
+// positions), its result to out[r]. The queries of one kv head are
+// consecutive.
 template <int Capacity>
 struct Queries {
   static constexpr int kCapacity = Capacity;
@@ -70,7 +71,15 @@ struct Queries {
   float* out[Capacity];
   int first[Capacity];
   int n[Capacity];
+  int kv[Capacity];
   int count = 0;
+
+  // The end of the queries from r on that share query r's kv head.
+  int kv_end(int r) const {
+    int e = r;
+    while (e < count && kv[e] == kv[r]) ++e;
+    return e;
+  }
 };
 
 // The first block a query reads: the one holding its first position.
@@ -131,13 +140,14 @@ inline constexpr int kScoredQueries = kFloatRegisters >= 32 ? 8 : 4;
 
 // Every query's scores, w[r][j] = q[r] . k_j * scale for j in [first[r],
 // n[r]) (and a few before first[r], in its first block, which nothing reads),
-// from keys in blocks of kFloatLanes positions (kv_cache.hpp) whose head
-// columns start at k, Dim elements a position: a block at a time, for runs
-// of up to kScoredQueries consecutive queries that read it (block_scores).
-// An F16 block that more than one run reads is widened once, into float
-// (exactly), and the runs read that. A score depends only on its query and
-// key. In a ring (Ring rows, a multiple of kFloatLanes) a block of positions
-// never wraps.
+// from keys in blocks of kFloatLanes positions (kv_cache.hpp), Dim elements
+// a position, kv head g's columns at k + g * N * kKvBlock in a block: a
+// block at a time, all kv heads of the item in turn (so the block is read in
+// order), for runs of up to kScoredQueries consecutive queries of a kv head
+// that read it (block_scores). An F16 head's block that more than one run
+// reads is widened once, into float (exactly), and the runs read that. A
+// score depends only on its query and key. In a ring (Ring rows, a multiple
+// of kFloatLanes) a block of positions never wraps.
 template <TensorType T, int N, int Dim, int Ring, class Queries>
 void scores(const Queries& qs, const CacheValue<T>* k, float scale) {
   static_assert(Ring % kKvBlock == 0 && kKvBlock == kFloatLanes);
@@ -150,35 +160,38 @@ void scores(const Queries& qs, const CacheValue<T>* k, float scale) {
   alignas(FloatVec::arch_type::alignment()) float wide[N * kKvBlock];
   for (int j0 = lowest; j0 < end; j0 += kKvBlock) {
     const auto reads = [&](int r) { return j0 >= first_block(qs.first[r]) && j0 < qs.n[r]; };
-    const auto runs = [&]<TensorType B>(const CacheValue<B>* block) {
-      for (int r = 0; r < qs.count;) {
-        int run = 0;
-        while (run < kMost && r + run < qs.count && reads(r + run)) ++run;
-        if (run == kMost) {
-          block_scores<B, N, kMost>(qs, r, block, j0, scale);
-        } else if (run >= kHalf) {
-          block_scores<B, N, kHalf>(qs, r, block, j0, scale);
-          run = kHalf;
-        } else if (run > 0) {
-          block_scores<B, N, 1>(qs, r, block, j0, scale);
-          run = 1;
-        } else {
-          run = 1;  // this query does not read the block
+    for (int head = 0, head_end = 0; head < qs.count; head = head_end) {
+      head_end = qs.kv_end(head);
+      const auto runs = [&]<TensorType B>(const CacheValue<B>* block) {
+        for (int r = head; r < head_end;) {
+          int run = 0;
+          while (run < kMost && r + run < head_end && reads(r + run)) ++run;
+          if (run == kMost) {
+            block_scores<B, N, kMost>(qs, r, block, j0, scale);
+          } else if (run >= kHalf) {
+            block_scores<B, N, kHalf>(qs, r, block, j0, scale);
+            run = kHalf;
+          } else if (run > 0) {
+            block_scores<B, N, 1>(qs, r, block, j0, scale);
+            run = 1;
+          } else {
+            run = 1;  // this query does not read the block
+          }
+          r += run;
         }
-        r += run;
+      };
+      const CacheValue<T>* block = k + cache_row<Ring>(j0) * Dim + int64_t{qs.kv[head]} * N * kKvBlock;
+      if constexpr (T != TensorType::F32) {
+        int readers = 0;
+        for (int r = head; r < head_end; ++r) readers += reads(r);
+        if (readers > kMost) {
+          widen<T>(block, N * kKvBlock, wide);
+          runs.template operator()<TensorType::F32>(wide);
+          continue;
+        }
       }
-    };
-    const CacheValue<T>* block = k + cache_row<Ring>(j0) * Dim;
-    if constexpr (T != TensorType::F32) {
-      int readers = 0;
-      for (int r = 0; r < qs.count; ++r) readers += reads(r);
-      if (readers > kMost) {
-        widen<T>(block, N * kKvBlock, wide);
-        runs.template operator()<TensorType::F32>(wide);
-        continue;
-      }
+      runs.template operator()<T>(block);
     }
-    runs.template operator()<T>(block);
   }
 }
 
@@ -290,58 +303,80 @@ struct ValueTile {
   }
 };
 
-// Positions of F16 values widened at a time for weighted_sums: about 16 KiB of floats.
+// Positions of values taken at a time by weighted_sums: about 16 KiB of
+// floats where they are widened.
 template <int N>
 inline constexpr int kValueChunk = std::max(1, 4096 / N / ValueSum<N>::kChains) * ValueSum<N>::kChains;
 
 // out[r] = sum_{first[r] <= j < n[r]} w[r][j] * v_j for every query, v_j =
-// v + cache_row<Ring>(j) * stride, in tiles of kValueTile queries
-// (ValueTile). Where there are more than two tiles, F16 rows are widened
-// once (exactly) a chunk of positions at a time, and every tile reads the
-// chunk (for two, storing the widened rows costs about what converting them
-// again does).
+// v + cache_row<Ring>(j) * stride + kv[r] * N, in tiles of up to
+// kValueTile queries of one kv head (ValueTile), a chunk of positions at a
+// time for all of them, so that the rows are read in order. Where a kv head
+// has more than two tiles, its F16 rows are widened once (exactly) per chunk
+// and its tiles read those (for two, storing the widened rows costs about
+// what converting them again does).
 template <TensorType T, int N, int Ring, class Queries>
 void weighted_sums(const Queries& qs, const CacheValue<T>* v, int64_t stride) {
-  constexpr int kTile = kValueTile<N>;
+  constexpr int kTile = kValueTile<N>, kCapacity = Queries::kCapacity;
   using Full = ValueTile<N, kTile, Queries>;
   using Single = ValueTile<N, 1, Queries>;
-  const auto cache_rows = [&](int j) { return v + cache_row<Ring>(j) * stride; };
-  const int n_full = qs.count / kTile, n_single = qs.count % kTile;
-  if constexpr (T != TensorType::F32) {
-    if (n_full + n_single > 2) {
-      std::optional<Full> full[std::max(1, Queries::kCapacity / kTile)];
-      std::optional<Single> single[kTile];
-      int from = INT32_MAX, to = 0;
-      const auto begin = [&](auto& tile, int r) {
-        tile.emplace(qs, r);
-        from = std::min(from, tile->next);
-        to = std::max(to, tile->common);
+  struct Head {  // the tiles of one kv head's queries
+    int kv, full_begin, full_end, single_begin, single_end;
+    int from = INT32_MAX, to = 0;  // the positions its tiles add in chunks
+    bool widen = false;
+  };
+  std::optional<Full> full[std::max(1, kCapacity / kTile)];
+  std::optional<Single> single[kCapacity];
+  Head heads[kCapacity];
+  int n_heads = 0, n_full = 0, n_single = 0;
+  for (int r = 0; r < qs.count; r = qs.kv_end(r)) {
+    Head& h = heads[n_heads++];
+    const auto begin = [&](auto& tile, int first) {
+      tile.emplace(qs, first);
+      h.from = std::min(h.from, tile->next);
+      h.to = std::max(h.to, tile->common);
+    };
+    const int end = qs.kv_end(r);
+    h.kv = qs.kv[r];
+    h.full_begin = n_full;
+    int first = r;
+    for (; first + kTile <= end; first += kTile) begin(full[n_full++], first);
+    h.full_end = n_full;
+    h.single_begin = n_single;
+    for (; first < end; ++first) begin(single[n_single++], first);
+    h.single_end = n_single;
+    h.widen = T != TensorType::F32 && (h.full_end - h.full_begin) + (h.single_end - h.single_begin) > 2;
+  }
+  int from = INT32_MAX, to = 0;
+  for (int i = 0; i < n_heads; ++i) {
+    from = std::min(from, heads[i].from);
+    to = std::max(to, heads[i].to);
+  }
+  constexpr int kChunk = kValueChunk<N>;
+  alignas(FloatVec::arch_type::alignment()) float wide[kChunk * N];
+  for (int c0 = from; c0 < to; c0 += kChunk) {
+    const int c1 = std::min(c0 + kChunk, to);
+    for (int i = 0; i < n_heads; ++i) {
+      const Head& h = heads[i];
+      const CacheValue<T>* head_v = v + int64_t{h.kv} * N;
+      const auto add_all = [&]<TensorType B>(auto rows) {
+        for (int t = h.full_begin; t < h.full_end; ++t) full[t]->template add<B>(qs, c1, rows);
+        for (int t = h.single_begin; t < h.single_end; ++t) single[t]->template add<B>(qs, c1, rows);
       };
-      for (int i = 0; i < n_full; ++i) begin(full[i], i * kTile);
-      for (int i = 0; i < n_single; ++i) begin(single[i], n_full * kTile + i);
-      constexpr int kChunk = kValueChunk<N>;
-      alignas(FloatVec::arch_type::alignment()) float wide[kChunk * N];
-      for (int c0 = from; c0 < to; c0 += kChunk) {
-        const int c1 = std::min(c0 + kChunk, to);
-        for (int j = c0; j < c1; ++j) widen<T>(cache_rows(j), N, wide + (j - c0) * N);
-        const auto wide_rows = [&](int j) { return wide + (j - c0) * N; };
-        for (int i = 0; i < n_full; ++i) full[i]->template add<TensorType::F32>(qs, c1, wide_rows);
-        for (int i = 0; i < n_single; ++i) single[i]->template add<TensorType::F32>(qs, c1, wide_rows);
+      if (h.widen) {
+        for (int j = std::max(c0, h.from); j < std::min(c1, h.to); ++j)
+          widen<T>(head_v + cache_row<Ring>(j) * stride, N, wide + (j - c0) * N);
+        add_all.template operator()<TensorType::F32>([&](int j) { return wide + (j - c0) * N; });
+      } else {
+        add_all.template operator()<T>([&](int j) { return head_v + cache_row<Ring>(j) * stride; });
       }
-      for (int i = 0; i < n_full; ++i) full[i]->template finish<T, Ring>(qs, v, stride);
-      for (int i = 0; i < n_single; ++i) single[i]->template finish<T, Ring>(qs, v, stride);
-      return;
     }
   }
-  for (int i = 0; i < n_full; ++i) {
-    Full tile(qs, i * kTile);
-    tile.template add<T>(qs, tile.common, cache_rows);
-    tile.template finish<T, Ring>(qs, v, stride);
-  }
-  for (int i = 0; i < n_single; ++i) {
-    Single tile(qs, n_full * kTile + i);
-    tile.template add<T>(qs, tile.common, cache_rows);
-    tile.template finish<T, Ring>(qs, v, stride);
+  for (int i = 0; i < n_heads; ++i) {
+    const Head& h = heads[i];
+    const CacheValue<T>* head_v = v + int64_t{h.kv} * N;
+    for (int t = h.full_begin; t < h.full_end; ++t) full[t]->template finish<T, Ring>(qs, head_v, stride);
+    for (int t = h.single_begin; t < h.single_end; ++t) single[t]->template finish<T, Ring>(qs, head_v, stride);
   }
 }
 
@@ -469,9 +504,9 @@ inline constexpr int kBlockedQueries = 2;
 // value: the weights sum to less than 1 by that sink's share.
 // scores is scratch: kAttentionScratchRows rows of scores_stride >= pos0 +
 // n_tokens floats per OpenMP thread. Work-shared over items of queries that
-// share a kv head (a few tokens, some or all of its heads); a query's result
-// does not depend on the rest of the batch. Sync::NoWait ends it without a
-// barrier.
+// share a kv head (a few tokens, some or all of its heads), or in generation
+// a few kv heads; a query's result does not depend on the rest of the batch.
+// Sync::NoWait ends it without a barrier.
 template <int NHead, int NHeadKV, int HeadDim, TensorType KvType, Sync Y = Sync::Barrier, int Ring = 0>
 void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheValue<KvType>* v_cache, float* out,
                int n_tokens, int pos0, float* scores, int scores_stride, float scale, int window,
@@ -480,15 +515,30 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
   constexpr int kHeadsPerKV = NHead / NHeadKV;
   constexpr int64_t kQDim = static_cast<int64_t>(NHead) * HeadDim;
   constexpr int64_t kKVDim = static_cast<int64_t>(NHeadKV) * HeadDim;
-  float* rows = scores + static_cast<int64_t>(omp_get_thread_num()) * kAttentionScratchRows<NHead, NHeadKV, HeadDim> *
-                             scores_stride;
+  constexpr int kCapacity = kAttentionScratchRows<NHead, NHeadKV, HeadDim>;
+  float* rows = scores + static_cast<int64_t>(omp_get_thread_num()) * kCapacity * scores_stride;
 
   // Fewer queries per item where there would be fewer items than threads
-  // (one token's generation): the same on every thread, so the loop below is too.
-  int tokens = kAttentionTokensPerItem<NHead, NHeadKV, HeadDim>, heads = kHeadsPerKV;
-  const auto items = [&] { return (n_tokens + tokens - 1) / tokens * NHeadKV * (kHeadsPerKV / heads); };
+  // (one token's generation): the same on every thread, so the loop below
+  // is too. Where an item's tokens leave room (generation again), it takes
+  // the queries of several kv heads, whose blocks of keys and rows of values
+  // lie side by side: read in order, rather than a kv head's part of each
+  // at a time (heads as wide as a vector; narrower ones' caches are small).
+  int tokens = kAttentionTokensPerItem<NHead, NHeadKV, HeadDim>, heads = kHeadsPerKV, kv_heads = 1;
+  const auto items = [&] {
+    return (n_tokens + tokens - 1) / tokens * (NHeadKV / kv_heads) * (kHeadsPerKV / heads);
+  };
   while (items() < omp_get_num_threads() && tokens > 1) tokens = (tokens + 1) / 2;
   while (items() < omp_get_num_threads() && heads % 2 == 0) heads /= 2;
+  if constexpr (!kv_values_blocked<HeadDim>) {
+    while (NHeadKV % (2 * kv_heads) == 0 && std::min(tokens, n_tokens) * heads * 2 * kv_heads <= kCapacity) {
+      kv_heads *= 2;
+      if (items() < omp_get_num_threads()) {
+        kv_heads /= 2;
+        break;
+      }
+    }
+  }
   const int parts = kHeadsPerKV / heads;  // items per kv head and token block
   const int n_items = items();
 
@@ -496,24 +546,27 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
 #pragma omp for schedule(static, 1) nowait
   for (int item = 0; item < n_items; ++item) {
     const int part = item % parts;
-    const int g = item / parts % NHeadKV;  // the kv head
-    const int t0 = item / parts / NHeadKV * tokens;
-    detail::Queries<kAttentionScratchRows<NHead, NHeadKV, HeadDim>> qs;
-    float sink[kAttentionScratchRows<NHead, NHeadKV, HeadDim>];
-    for (int t = t0; t < std::min(t0 + tokens, n_tokens); ++t) {
-      for (int h = g * kHeadsPerKV + part * heads; h < g * kHeadsPerKV + (part + 1) * heads; ++h) {
-        sink[qs.count] = sinks ? sinks[h] : -INFINITY;
-        qs.q[qs.count] = q + t * kQDim + h * HeadDim;
-        qs.out[qs.count] = out + t * kQDim + h * HeadDim;
-        qs.w[qs.count] = rows + static_cast<int64_t>(qs.count) * scores_stride;
-        qs.n[qs.count] = pos0 + t + 1;
-        qs.first[qs.count] = window > 0 ? std::max(0, pos0 + t + 1 - window) : 0;
-        ++qs.count;
+    const int g0 = item / parts % (NHeadKV / kv_heads) * kv_heads;  // the first kv head
+    const int t0 = item / parts / (NHeadKV / kv_heads) * tokens;
+    detail::Queries<kCapacity> qs;
+    float sink[kCapacity];
+    for (int g = g0; g < g0 + kv_heads; ++g) {
+      for (int t = t0; t < std::min(t0 + tokens, n_tokens); ++t) {
+        for (int h = g * kHeadsPerKV + part * heads; h < g * kHeadsPerKV + (part + 1) * heads; ++h) {
+          sink[qs.count] = sinks ? sinks[h] : -INFINITY;
+          qs.q[qs.count] = q + t * kQDim + h * HeadDim;
+          qs.out[qs.count] = out + t * kQDim + h * HeadDim;
+          qs.w[qs.count] = rows + static_cast<int64_t>(qs.count) * scores_stride;
+          qs.n[qs.count] = pos0 + t + 1;
+          qs.first[qs.count] = window > 0 ? std::max(0, pos0 + t + 1 - window) : 0;
+          qs.kv[qs.count] = g;
+          ++qs.count;
+        }
       }
     }
     if constexpr (kv_values_blocked<HeadDim>) {
-      const CacheValue<KvType>* k_head = k_cache + int64_t{g} * HeadDim * kKvBlock;  // its first column in a block
-      const CacheValue<KvType>* v_head = v_cache + int64_t{g} * HeadDim * kKvBlock;
+      const CacheValue<KvType>* k_head = k_cache + int64_t{g0} * HeadDim * kKvBlock;  // its first column in a block
+      const CacheValue<KvType>* v_head = v_cache + int64_t{g0} * HeadDim * kKvBlock;
       // Queries r, r + 1, ... of one token (the same positions) go together.
       const auto together = [&]<int Q>(int r) {
         detail::blocked_queries<KvType, HeadDim, kKVDim, Ring, Q>(qs, r, sink, k_head, v_head, scale);
@@ -528,9 +581,9 @@ void attention(const float* q, const CacheValue<KvType>* k_cache, const CacheVal
       }
       for (; r < qs.count; ++r) together.template operator()<1>(r);
     } else {
-      detail::scores<KvType, HeadDim, kKVDim, Ring>(qs, k_cache + int64_t{g} * HeadDim * kKvBlock, scale);
+      detail::scores<KvType, HeadDim, kKVDim, Ring>(qs, k_cache, scale);
       for (int r = 0; r < qs.count; ++r) softmax(qs.w[r] + qs.first[r], qs.n[r] - qs.first[r], sink[r]);
-      detail::weighted_sums<KvType, HeadDim, Ring>(qs, v_cache + g * HeadDim, kKVDim);
+      detail::weighted_sums<KvType, HeadDim, Ring>(qs, v_cache, kKVDim);
     }
   }
   if constexpr (Y == Sync::Barrier) team_barrier();
