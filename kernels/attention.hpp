@@ -276,6 +276,8 @@ struct ValueTile {
   template <TensorType B, class RowAt>
   void add(const Queries& qs, int to, RowAt row) {
     to = std::min(to, common);
+    // The sums go through the loop as locals, copied in and out: faster in
+    // generation than updating the members in place (docs/benchmarks.md).
     Sum local[R];
     std::copy(sums, sums + R, local);
     int j = next;
