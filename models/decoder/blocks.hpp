@@ -174,7 +174,7 @@ void self_attention(const P& p, const float* sinks = nullptr) {
   each_run<C>(p.runs, [&](const Run<C>& r) {
     p.step.run(KernelKind::Attention,
                kernels::attention<C::n_head, C::n_head_kv, C::head_dim, C::kv_type, Sync::NoWait, kRing>,
-               &s.q[r.first][0], r.cache->k[l], r.cache->v[l], &s.att[r.first][0], r.n, r.pos, &s.scores[0][0][0],
+               &s.q[r.first][0], r.cache->k[l], r.cache->v[l], &s.att[r.first][0], r.n, r.pos, s.scores.data(),
                C::n_ctx, C::attn_scale, kWindow, sinks);
   });
 }

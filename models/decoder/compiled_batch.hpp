@@ -21,10 +21,14 @@ class CompiledBatch final : public kiln::SequenceBatch {
  public:
   explicit CompiledBatch(const CompiledModel<C, Forward>& model) : model_(model), activations_(new Activations<C>) {
     model.copy_rope_frequencies(*activations_);
+    activations_->scores.fit(threads_.threads());
     runs_.reserve(C::max_batch);  // every run holds a token
   }
 
-  void set_threads(int n, ThreadFit fit) override { threads_.set(n, fit); }
+  void set_threads(int n, ThreadFit fit) override {
+    threads_.set(n, fit);
+    activations_->scores.fit(threads_.threads());
+  }
   int threads() const override { return threads_.threads(); }
 
   void forward(std::span<const SequenceTokens> parts, float* logits) override {

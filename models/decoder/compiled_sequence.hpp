@@ -29,8 +29,8 @@ class CompiledModel;
 template <class C>
 class ForwardThreads {
  public:
-  // At most the attention scratch's rows, and what OpenMP will start
-  // (OMP_THREAD_LIMIT). Forgets what earlier passes taught the backoff.
+  // At most kMaxThreads, and what OpenMP will start (OMP_THREAD_LIMIT).
+  // Forgets what earlier passes taught the backoff.
   void set(int n, ThreadFit fit) {
     threads_ = std::clamp(n, 1, std::min(kMaxThreads, omp_get_thread_limit()));
     fit_ = fit;
@@ -104,6 +104,7 @@ class CompiledSequence final : public kiln::Sequence {
       : model_(model), activations_(new Activations<C>), cache_(new KvCache<C>),
         kv_rows_(new Value[(kv_rows_total<true>() + kv_rows_total<kValuesBlocked>()) * KvCache<C>::kv_dim]) {
     model.copy_rope_frequencies(*activations_);
+    activations_->scores.fit(threads_.threads());
     Value* next = kv_rows_.get();
     const auto place = [&](Value** layer, int64_t (*rows_allocated)(int64_t)) {
       for (int l = 0; l < C::n_layer; ++l) {
@@ -118,7 +119,10 @@ class CompiledSequence final : public kiln::Sequence {
   const Model& model() const override { return model_; }
   KvCache<C>& cache() { return *cache_; }
 
-  void set_threads(int n, ThreadFit fit) override { threads_.set(n, fit); }
+  void set_threads(int n, ThreadFit fit) override {
+    threads_.set(n, fit);
+    activations_->scores.fit(threads_.threads());
+  }
   int threads() const override { return threads_.threads(); }
   int threads_for(int n_tokens) const override { return threads_.for_tokens(n_tokens); }
 

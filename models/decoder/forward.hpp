@@ -23,6 +23,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <utility>
@@ -40,8 +42,33 @@
 
 namespace kiln::decoder {
 
-// Upper bound on OpenMP threads (sizes the per-thread attention scratch).
+// Upper bound on OpenMP threads a pass runs on.
 inline constexpr int kMaxThreads = 64;
+
+// Rows of attention scores for the threads a pass runs on (kernels::attention's
+// scratch): sized when the thread count is set rather than for kMaxThreads,
+// so a long context's reservation grows with the threads actually used.
+template <class C>
+class AttentionScratch {
+ public:
+  static constexpr int rows = kernels::kAttentionScratchRows<C::n_head, C::n_head_kv, C::head_dim>;
+
+  void fit(int threads) {
+    if (threads == threads_) return;
+    data_.reset(static_cast<float*>(::operator new[](sizeof(float) * rows * C::n_ctx * threads, kAlignment)));
+    threads_ = threads;
+  }
+  int threads() const { return threads_; }
+  float* data() { return data_.get(); }
+
+ private:
+  static constexpr std::align_val_t kAlignment{64};
+  struct Free {
+    void operator()(float* p) const { ::operator delete[](p, kAlignment); }
+  };
+  std::unique_ptr<float[], Free> data_;
+  int threads_ = 0;
+};
 
 // One layer of the generated list: its index, the weight type of each of its
 // matrices (Types::attn_q, ...) and its kind.
@@ -157,8 +184,7 @@ struct Activations {
   // This batch's keys and values in float, until RoPE is applied and they are stored in the caches.
   alignas(64) float k_new[C::max_batch][kv_dim];
   alignas(64) float v_new[C::max_batch][kv_dim];
-  // Attention scratch: rows of scores per thread.
-  alignas(64) float scores[kMaxThreads][kernels::kAttentionScratchRows<C::n_head, C::n_head_kv, C::head_dim>][C::n_ctx];
+  AttentionScratch<C> scores;
   // RoPE's angle per position of each rotated pair: the global layers', the sliding-window layers'.
   float rope_inv_freq[C::n_rot / 2];
   float rope_inv_freq_swa[C::n_rot / 2];

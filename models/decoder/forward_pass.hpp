@@ -7,6 +7,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 
 #include "kernels/activation.hpp"
 #include "kernels/team.hpp"
@@ -51,6 +52,9 @@ struct Forward<C, LayerList<L...>> {
   template <class Step>
   static kernels::TeamWaits run(Activations& s, const Weights& w, std::span<const Run> runs, float* logits, int threads,
                                 Step step) {
+    if (threads > s.scores.threads())
+      throw Error("internal: a pass on " + std::to_string(threads) + " threads with attention scratch for " +
+                  std::to_string(s.scores.threads()));
     if (threads == 1) {
       layers(s, w, runs, logits, step);
       return {};
