@@ -229,10 +229,10 @@ std::string percent(double fraction) { return fraction > 0 ? fixed(100 * fractio
 void print_token_profile(const std::string& name, const Result& r) {
   const TokenProfile& p = *r.profile;
   auto us = [](double seconds) { return fixed(1e6 * seconds, 1); };
-  std::printf("kernels: %s %s, %d thread(s), token at position %d, median of %d timed passes: matmul %s + attention %s "
+  std::printf("kernels: %s %s, %d thread(s), token at position %d timed on %d, median of %d timed passes: matmul %s + attention %s "
               "+ other %s = %s µs in %d calls; p50 token %s µs, overhead %s µs; timing added %s µs per call "
               "(mostly a barrier, as most kernels end with), taken off\n",
-              name.c_str(), r.test.c_str(), r.threads, p.pos, p.runs, us(p.kernels[KernelKind::Matmul]).c_str(),
+              name.c_str(), r.test.c_str(), r.threads, p.pos, p.kernels.threads, p.runs, us(p.kernels[KernelKind::Matmul]).c_str(),
               us(p.kernels[KernelKind::Attention]).c_str(), us(p.kernels[KernelKind::Other]).c_str(),
               us(p.kernels.total()).c_str(), p.kernels.total_calls(), fixed(1e3 * r.p50_ms, 1).c_str(),
               fixed(r.overhead_us(), 1).c_str(), fixed(1e6 * p.kernels.timing_cost, 2).c_str());
@@ -293,10 +293,11 @@ std::string json_profile_fields(const Result& r) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "\"kernel_us\": %.4f, \"kernel_matmul_us\": %.4f, \"kernel_attention_us\": %.4f, "
-                "\"kernel_other_us\": %.4f, \"kernel_calls\": %d, \"profile_pos\": %d, \"timing_cost_us\": %.4f, "
+                "\"kernel_other_us\": %.4f, \"kernel_calls\": %d, \"profile_pos\": %d, \"profile_threads\": %d, "
+                "\"timing_cost_us\": %.4f, "
                 "\"overhead_us\": %.4f",
                 1e6 * p.kernels.total(), 1e6 * p.kernels[KernelKind::Matmul], 1e6 * p.kernels[KernelKind::Attention],
-                1e6 * p.kernels[KernelKind::Other], p.kernels.total_calls(), p.pos, 1e6 * p.kernels.timing_cost,
+                1e6 * p.kernels[KernelKind::Other], p.kernels.total_calls(), p.pos, p.kernels.threads, 1e6 * p.kernels.timing_cost,
                 r.profile ? r.overhead_us() : 0.0);
   return buf;
 }
@@ -404,7 +405,10 @@ int run(int argc, char** argv, const ModelEntry& entry, KernelTimer time_kernels
         // The cache holds the last run's n positions. At the middle one, attention
         // costs its average over the run, as the median token's does; where a
         // sliding layer's ring no longer holds that one's window, the last.
+        // Timed on the threads the test started on: a fresh backoff, as
+        // the run's own teaching would otherwise decide it.
         const int middle = d + n / 2;
+        seq.set_threads(t);
         r.profile = profile_token(
             seq, kv_continues_at(model->sliding_window(), seq.kv_held_from(), middle) ? middle : d + n - 1, time_kernels);
       }

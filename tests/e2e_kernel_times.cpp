@@ -117,12 +117,18 @@ TEST_CASE("kiln-bench reports the kernel time, the overhead and the memory check
   const auto md = kiln::test::run_process({BENCH_BIN, "-p", "0", "-n", "8", "-r", "1", "-t", "1"});
   REQUIRE_MESSAGE(md.exit_code == 0, md.err);
   CHECK(md.out.find("| kernels µs/token | overhead µs/token |") != std::string::npos);
-  CHECK(md.out.find("\nkernels: kiln_test_synth_llama_mixed tg8, 1 thread(s), token at position 4,") != std::string::npos);
+  CHECK(md.out.find("\nkernels: kiln_test_synth_llama_mixed tg8, 1 thread(s), token at position 4 timed on 1,") != std::string::npos);
   CHECK(md.out.find("\nmemory: kiln_test_synth_llama_mixed: peak resident ") != std::string::npos);
+
+  // Set to two threads, a token of this tiny model runs on one (ThreadFit::ByWork), and so does its timed pass.
+  const auto two = kiln::test::run_process({BENCH_BIN, "-p", "0", "-n", "8", "-r", "1", "-t", "2"});
+  REQUIRE_MESSAGE(two.exit_code == 0, two.err);
+  CHECK(two.out.find("\nkernels: kiln_test_synth_llama_mixed tg8, 2 thread(s), token at position 4 timed on 1,") !=
+        std::string::npos);
 
   const auto json = kiln::test::run_process({BENCH_BIN, "-p", "0", "-n", "8", "-r", "1", "-t", "1", "-o", "json"});
   REQUIRE_MESSAGE(json.exit_code == 0, json.err);
-  for (const char* field : {"\"kernel_us\": ", "\"kernel_matmul_us\": ", "\"overhead_us\": ", "\"profile_pos\": 4,",
+  for (const char* field : {"\"kernel_us\": ", "\"kernel_matmul_us\": ", "\"overhead_us\": ", "\"profile_pos\": 4,", "\"profile_threads\": 1,",
                             "\"weights_bytes\": ", "\"kv_cache_bytes\": "})
     CHECK_MESSAGE(json.out.find(field) != std::string::npos, field);
   CHECK(json.out.find("\"peak_rss_bytes\": null") == std::string::npos);  // Linux reports it
@@ -134,7 +140,7 @@ TEST_CASE("kiln-bench -d runs each test after that many cached positions, and re
   for (const char* test : {"| pp5 |", "| tg4 |", "| pp5 @ d9 |", "| tg4 @ d9 |"})
     CHECK_MESSAGE(md.out.find(test) != std::string::npos, test);
   // The token profiled at depth 9 is the run's middle one.
-  CHECK(md.out.find("\nkernels: kiln_test_synth_llama_mixed tg4 @ d9, 1 thread(s), token at position 11,") !=
+  CHECK(md.out.find("\nkernels: kiln_test_synth_llama_mixed tg4 @ d9, 1 thread(s), token at position 11 timed on 1,") !=
         std::string::npos);
 
   const auto too_deep = kiln::test::run_process({BENCH_BIN, "-d", "100000", "-p", "5", "-n", "0", "-r", "1"});

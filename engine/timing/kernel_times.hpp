@@ -17,6 +17,7 @@ struct KernelTimes {
   double seconds[kKernelKinds] = {};  // per kind, summed over its calls
   int calls[kKernelKinds] = {};
   double timing_cost = 0;  // seconds the timing itself adds to a call, already taken off `seconds`
+  int threads = 1;         // the team the pass ran on
 
   double& operator[](KernelKind k) { return seconds[static_cast<int>(k)]; }
   double operator[](KernelKind k) const { return seconds[static_cast<int>(k)]; }

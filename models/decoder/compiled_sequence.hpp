@@ -146,6 +146,7 @@ class CompiledSequence final : public kiln::Sequence {
     KernelTimes times;
     const int threads = threads_for(n);
     times.timing_cost = timing_cost_seconds(threads);
+    times.threads = threads;
     const Run<C> run{tokens, cache_.get(), 0, n, pos, which};
     Forward::run(*activations_, model_.weights_, {&run, 1}, logits, threads, Timed(times));
     cache_->wrote(pos, n);
