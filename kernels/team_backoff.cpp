@@ -9,6 +9,7 @@ void TeamBackoff::record(int wanted, int threads, int n_tokens, Clock::time_poin
   const double seconds = std::chrono::duration<double>(end - start).count();
   const double per_token = seconds / std::max(n_tokens, 1);
   if (threads < wanted) {  // backing off: how fast fewer threads are
+    --passes_left_;
     if (n_tokens == trial_tokens_)
       fewer_per_token_ = fewer_per_token_ < 0 ? per_token : (fewer_per_token_ + per_token) / 2;
     return;
@@ -39,6 +40,7 @@ void TeamBackoff::record(int wanted, int threads, int n_tokens, Clock::time_poin
   if (end < trust_from_) return;
   cap_ = threads - 1;
   until_ = end + backoff_;
+  passes_left_ = static_cast<int>(kFirstBackoffPasses * (backoff_ / kFirstBackoff));
   backoff_ = std::min(2 * backoff_, kMaxBackoff);
   trial_tokens_ = n_tokens;
   full_before_ = full_per_token_;

@@ -11,6 +11,10 @@
 // - Suspicion: a pass whose threads waited asleep for more than kLateShare
 //   of it (per waiting thread) is late, and the passes of the next backoff
 //   period run on one thread fewer; the full count is tried again after it.
+//   A period ends after its time or its passes, whichever come first: a
+//   model that runs hundreds of passes a second would otherwise spend a
+//   whole second of them on fewer threads after one late pass (a host's
+//   hiccup, a team woken from sleep), where a few passes decide as well.
 // - Verdict: waiting is only a sign. Threads also sleep at barriers on a
 //   quiet virtual machine, when two memory-bound shares of a matrix end
 //   more than the spin apart or the host briefly takes a virtual CPU, and
@@ -49,11 +53,16 @@ class TeamBackoff {
   static constexpr double kLateShare = 0.25;
   static constexpr Clock::duration kFirstBackoff = std::chrono::seconds(1);
   static constexpr Clock::duration kMaxBackoff = std::chrono::seconds(8);
+  // Passes of the first period at most; a longer period allows as many
+  // more as it is longer.
+  static constexpr int kFirstBackoffPasses = 16;
   static constexpr Clock::duration kFirstDistrust = std::chrono::seconds(15);
   static constexpr Clock::duration kMaxDistrust = std::chrono::seconds(120);
 
   // The threads a pass that would use `wanted` runs on at `now`.
-  int threads(int wanted, Clock::time_point now) const { return now < until_ ? std::min(wanted, cap_) : wanted; }
+  int threads(int wanted, Clock::time_point now) const {
+    return now < until_ && passes_left_ > 0 ? std::min(wanted, cap_) : wanted;
+  }
 
   // Learns from a pass of `n_tokens` tokens that wanted `wanted` threads,
   // ran on `threads` (threads(wanted, start)) and lasted from `start` to `end`.
@@ -63,6 +72,7 @@ class TeamBackoff {
  private:
   int cap_ = INT_MAX;                          // the threads allowed until until_
   Clock::time_point until_{};                  // end of the backoff period
+  int passes_left_ = 0;                        // the period's passes still to run on fewer threads
   Clock::duration backoff_ = kFirstBackoff;    // the next period's length
   Clock::time_point trust_from_{};             // lateness is ignored before this
   Clock::duration distrust_ = kFirstDistrust;  // the next distrust period's length

@@ -122,3 +122,29 @@ TEST_CASE("the verdict weighs fewer threads against the full team's recent passe
   CHECK(pass(b, 2, retry + milliseconds(250), 100, 200) == 2);  // late again, but distrusted
   CHECK(b.threads(2, retry + milliseconds(251)) == 2);
 }
+
+TEST_CASE("a backoff period also ends after its passes: a fast model tries the full team again within milliseconds") {
+  TeamBackoff b;
+  CHECK(pass(b, 2, t0, 1, 2) == 2);  // a late 2 ms pass
+  Clock::time_point end = t0;
+  for (int i = 0; i < TeamBackoff::kFirstBackoffPasses; ++i) {
+    end += milliseconds(4);
+    CHECK(pass(b, 2, end, 0, 4) == 1);  // one thread: slower
+  }
+  end += milliseconds(2);
+  CHECK(b.threads(2, end - milliseconds(2)) == 2);  // well inside the second, the passes are spent
+  CHECK(pass(b, 2, end, 1, 2) == 2);  // late again, but the verdict was: wrong
+  CHECK(b.threads(2, end + milliseconds(1)) == 2);
+
+  TeamBackoff longer;  // a period that doubled allows twice the passes
+  pass(longer, 2, t0, 40);
+  pass(longer, 2, t0 + milliseconds(500), 0, 60);  // fewer threads were faster
+  const Clock::time_point retry = t0 + milliseconds(1100);
+  CHECK(pass(longer, 2, retry, 60) == 2);  // late again: two seconds, 32 passes
+  end = retry;
+  for (int i = 0; i < 2 * TeamBackoff::kFirstBackoffPasses; ++i) {
+    end += milliseconds(10);
+    CHECK(pass(longer, 2, end, 0, 10) == 1);
+  }
+  CHECK(longer.threads(2, end) == 2);
+}
