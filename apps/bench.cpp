@@ -229,13 +229,14 @@ std::string percent(double fraction) { return fraction > 0 ? fixed(100 * fractio
 void print_token_profile(const std::string& name, const Result& r) {
   const TokenProfile& p = *r.profile;
   auto us = [](double seconds) { return fixed(1e6 * seconds, 1); };
-  std::printf("kernels: %s %s, %d thread(s), token at position %d timed on %d, median of %d timed passes: matmul %s + attention %s "
-              "+ other %s = %s µs in %d calls; p50 token %s µs, overhead %s µs; timing added %s µs per call "
-              "(mostly a barrier, as most kernels end with), taken off\n",
-              name.c_str(), r.test.c_str(), r.threads, p.pos, p.kernels.threads, p.runs, us(p.kernels[KernelKind::Matmul]).c_str(),
-              us(p.kernels[KernelKind::Attention]).c_str(), us(p.kernels[KernelKind::Other]).c_str(),
-              us(p.kernels.total()).c_str(), p.kernels.total_calls(), fixed(1e3 * r.p50_ms, 1).c_str(),
-              fixed(r.overhead_us(), 1).c_str(), fixed(1e6 * p.kernels.timing_cost, 2).c_str());
+  std::printf("kernels: %s %s, %d thread(s), token at position %d timed on %d, median of %d timed passes: "
+              "matmul %s + attention %s + other %s = %s µs in %d calls; p50 token %s µs, overhead %s µs; "
+              "timing added %s µs per call (mostly a barrier, as most kernels end with), taken off\n",
+              name.c_str(), r.test.c_str(), r.threads, p.pos, p.kernels.threads, p.runs,
+              us(p.kernels[KernelKind::Matmul]).c_str(), us(p.kernels[KernelKind::Attention]).c_str(),
+              us(p.kernels[KernelKind::Other]).c_str(), us(p.kernels.total()).c_str(), p.kernels.total_calls(),
+              fixed(1e3 * r.p50_ms, 1).c_str(), fixed(r.overhead_us(), 1).c_str(),
+              fixed(1e6 * p.kernels.timing_cost, 2).c_str());
 }
 
 void print_memory(const std::string& name, const MemoryCheck& m) {
@@ -297,8 +298,8 @@ std::string json_profile_fields(const Result& r) {
                 "\"timing_cost_us\": %.4f, "
                 "\"overhead_us\": %.4f",
                 1e6 * p.kernels.total(), 1e6 * p.kernels[KernelKind::Matmul], 1e6 * p.kernels[KernelKind::Attention],
-                1e6 * p.kernels[KernelKind::Other], p.kernels.total_calls(), p.pos, p.kernels.threads, 1e6 * p.kernels.timing_cost,
-                r.profile ? r.overhead_us() : 0.0);
+                1e6 * p.kernels[KernelKind::Other], p.kernels.total_calls(), p.pos, p.kernels.threads,
+                1e6 * p.kernels.timing_cost, r.profile ? r.overhead_us() : 0.0);
   return buf;
 }
 

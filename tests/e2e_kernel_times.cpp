@@ -117,7 +117,8 @@ TEST_CASE("kiln-bench reports the kernel time, the overhead and the memory check
   const auto md = kiln::test::run_process({BENCH_BIN, "-p", "0", "-n", "8", "-r", "1", "-t", "1"});
   REQUIRE_MESSAGE(md.exit_code == 0, md.err);
   CHECK(md.out.find("| kernels µs/token | overhead µs/token |") != std::string::npos);
-  CHECK(md.out.find("\nkernels: kiln_test_synth_llama_mixed tg8, 1 thread(s), token at position 4 timed on 1,") != std::string::npos);
+  CHECK(md.out.find("\nkernels: kiln_test_synth_llama_mixed tg8, 1 thread(s), token at position 4 timed on 1,") !=
+        std::string::npos);
   CHECK(md.out.find("\nmemory: kiln_test_synth_llama_mixed: peak resident ") != std::string::npos);
 
   // Set to two threads, a token of this tiny model runs on one (ThreadFit::ByWork), and so does its timed pass.
@@ -128,8 +129,8 @@ TEST_CASE("kiln-bench reports the kernel time, the overhead and the memory check
 
   const auto json = kiln::test::run_process({BENCH_BIN, "-p", "0", "-n", "8", "-r", "1", "-t", "1", "-o", "json"});
   REQUIRE_MESSAGE(json.exit_code == 0, json.err);
-  for (const char* field : {"\"kernel_us\": ", "\"kernel_matmul_us\": ", "\"overhead_us\": ", "\"profile_pos\": 4,", "\"profile_threads\": 1,",
-                            "\"weights_bytes\": ", "\"kv_cache_bytes\": "})
+  for (const char* field : {"\"kernel_us\": ", "\"kernel_matmul_us\": ", "\"overhead_us\": ", "\"profile_pos\": 4,",
+                            "\"profile_threads\": 1,", "\"weights_bytes\": ", "\"kv_cache_bytes\": "})
     CHECK_MESSAGE(json.out.find(field) != std::string::npos, field);
   CHECK(json.out.find("\"peak_rss_bytes\": null") == std::string::npos);  // Linux reports it
 }
