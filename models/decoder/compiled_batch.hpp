@@ -19,16 +19,13 @@ namespace kiln::decoder {
 template <class C, class Forward>
 class CompiledBatch final : public kiln::SequenceBatch {
  public:
-  explicit CompiledBatch(const CompiledModel<C, Forward>& model) : model_(model), activations_(new Activations<C>) {
+  explicit CompiledBatch(const CompiledModel<C, Forward>& model)
+      : model_(model), activations_(new Activations<C>), threads_(activations_->scores) {
     model.copy_rope_frequencies(*activations_);
-    activations_->scores.fit(threads_.threads());
     runs_.reserve(C::max_batch);  // every run holds a token
   }
 
-  void set_threads(int n, ThreadFit fit) override {
-    threads_.set(n, fit);
-    activations_->scores.fit(threads_.threads());
-  }
+  void set_threads(int n, ThreadFit fit) override { threads_.set(n, fit); }
   int threads() const override { return threads_.threads(); }
 
   void forward(std::span<const SequenceTokens> parts, float* logits) override {

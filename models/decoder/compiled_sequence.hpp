@@ -25,16 +25,20 @@ template <class C, class Forward>
 class CompiledModel;
 
 // How many threads a forward pass runs on: set_threads' count and fit
-// (kiln::Sequence::set_threads), shared by sequences and batches.
+// (kiln::Sequence::set_threads), shared by sequences and batches. It keeps
+// their activations' attention scratch sized for that count.
 template <class C>
 class ForwardThreads {
  public:
+  explicit ForwardThreads(AttentionScratch<C>& scratch) : scratch_(scratch) { scratch_.fit(threads_); }
+
   // At most kMaxThreads, and what OpenMP will start (OMP_THREAD_LIMIT).
   // Forgets what earlier passes taught the backoff.
   void set(int n, ThreadFit fit) {
     threads_ = std::clamp(n, 1, std::min(kMaxThreads, omp_get_thread_limit()));
     fit_ = fit;
     backoff_ = {};
+    scratch_.fit(threads_);
   }
   int threads() const { return threads_; }
 
@@ -76,6 +80,7 @@ class ForwardThreads {
     return static_cast<int>(std::clamp<int64_t>(useful, 1, threads_));
   }
 
+  AttentionScratch<C>& scratch_;
   int threads_ = 1;
   ThreadFit fit_ = ThreadFit::ByWork;
   kernels::TeamBackoff backoff_;
@@ -102,9 +107,9 @@ class CompiledSequence final : public kiln::Sequence {
   // The cache's rows are default-initialized: their pages are touched only when used.
   explicit CompiledSequence(const CompiledModel<C, Forward>& model)
       : model_(model), activations_(new Activations<C>), cache_(new KvCache<C>),
-        kv_rows_(new Value[(kv_rows_total<true>() + kv_rows_total<kValuesBlocked>()) * KvCache<C>::kv_dim]) {
+        kv_rows_(new Value[(kv_rows_total<true>() + kv_rows_total<kValuesBlocked>()) * KvCache<C>::kv_dim]),
+        threads_(activations_->scores) {
     model.copy_rope_frequencies(*activations_);
-    activations_->scores.fit(threads_.threads());
     Value* next = kv_rows_.get();
     const auto place = [&](Value** layer, int64_t (*rows_allocated)(int64_t)) {
       for (int l = 0; l < C::n_layer; ++l) {
@@ -119,10 +124,7 @@ class CompiledSequence final : public kiln::Sequence {
   const Model& model() const override { return model_; }
   KvCache<C>& cache() { return *cache_; }
 
-  void set_threads(int n, ThreadFit fit) override {
-    threads_.set(n, fit);
-    activations_->scores.fit(threads_.threads());
-  }
+  void set_threads(int n, ThreadFit fit) override { threads_.set(n, fit); }
   int threads() const override { return threads_.threads(); }
   int threads_for(int n_tokens) const override { return threads_.for_tokens(n_tokens); }
 
