@@ -66,20 +66,36 @@ struct Q8In {
   float scaled(int h) const { return scaled_sum[h]; }
 };
 
-// Rounds one block of 32 floats.
+// Rounds one block of 32 floats, a vector at a time (ref_quantize_q8 is the
+// scalar form it matches bit for bit). amax keeps the larger of itself and
+// each |x| as std::max(amax, |x|) does: a NaN is passed over. Products with
+// 127 / amax are whole numbers after the rounding, so converting them to
+// integers is exact.
 inline void quantize_block_q8(const float* x, Q8Out out) {
-  float amax = 0.0f;
-  for (int j = 0; j < kQuantBlockElems; ++j) amax = std::max(amax, std::fabs(x[j]));
-  *out.d = fp16_to_fp32(fp32_to_fp16(amax / 127.0f));
-  const float inv_d = amax != 0.0f ? 127.0f / amax : 0.0f;
-  for (int h = 0; h < 2; ++h) {
-    int32_t sum = 0;
-    for (int j = h * kQ8HalfElems; j < (h + 1) * kQ8HalfElems; ++j) {
-      out.qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * inv_d));
-      sum += out.qs[j];
-    }
-    out.sum[h] = sum;
+  constexpr int L = kFloatLanes, kVecs = kQuantBlockElems / L;
+  static_assert(kQuantBlockElems % (2 * L) == 0, "a half block is whole vectors");
+  using IntVec = xsimd::batch<int32_t>;
+  FloatVec v[kVecs];
+  FloatVec amax(0.0f);
+  for (int i = 0; i < kVecs; ++i) {
+    v[i] = FloatVec::load_unaligned(x + i * L);
+    const FloatVec a = xsimd::abs(v[i]);
+    amax = xsimd::select(a > amax, a, amax);
   }
+  const float m = max_of_lanes(amax);
+  *out.d = fp16_to_fp32(fp32_to_fp16(m / 127.0f));
+  const FloatVec inv_d(m != 0.0f ? 127.0f / m : 0.0f);
+  alignas(IntVec::arch_type::alignment()) int32_t q[kQuantBlockElems];
+  for (int h = 0; h < 2; ++h) {
+    IntVec sum(0);
+    for (int i = h * kVecs / 2; i < (h + 1) * kVecs / 2; ++i) {
+      const IntVec qi = xsimd::batch_cast<int32_t>(xsimd::nearbyint(v[i] * inv_d));
+      qi.store_aligned(q + i * L);
+      sum += qi;
+    }
+    out.sum[h] = xsimd::hadd(sum);
+  }
+  for (int j = 0; j < kQuantBlockElems; ++j) out.qs[j] = static_cast<int8_t>(q[j]);
   out.scaled_sum[0] = *out.d * static_cast<float>(out.sum[0]);
   out.scaled_sum[1] = *out.d * static_cast<float>(out.sum[1]);
   out.scaled_sum[2] = *out.d * static_cast<float>(out.sum[0] + out.sum[1]);

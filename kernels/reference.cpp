@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/activation.hpp"
+#include "kernels/fp16.hpp"
 #include "kernels/quant.hpp"
 
 namespace kiln::kernels {
@@ -92,6 +93,18 @@ void ref_attention(TensorType kv_type, const float* q, const void* k_cache_in, c
         out[t * q_dim + h * head_dim + i] = static_cast<float>(value);
       }
     }
+  }
+}
+
+void ref_quantize_q8(const float* x, int n, int8_t* qs, float* d) {
+  for (int b = 0; b < n / kQuantBlockElems; ++b) {
+    const float* block = x + b * kQuantBlockElems;
+    float amax = 0.0f;
+    for (int j = 0; j < kQuantBlockElems; ++j) amax = std::max(amax, std::fabs(block[j]));
+    d[b] = fp16_to_fp32(fp32_to_fp16(amax / 127.0f));
+    const float inv_d = amax != 0.0f ? 127.0f / amax : 0.0f;
+    for (int j = 0; j < kQuantBlockElems; ++j)
+      qs[b * kQuantBlockElems + j] = static_cast<int8_t>(std::nearbyint(block[j] * inv_d));
   }
 }
 

@@ -24,6 +24,9 @@ void ref_attention(TensorType kv_type, const float* q, const void* k_cache, cons
                    const float* sinks = nullptr);
 void ref_swiglu(float* gate, const float* up, int n);
 void ref_swiglu_clamped(float* gate, const float* up, int n);
+// x rounded to Q8 blocks as ggml rounds activations (q8_activations.hpp):
+// n / 32 blocks, each d[b] (an fp16's value) and qs[32 * b ..].
+void ref_quantize_q8(const float* x, int n, int8_t* qs, float* d);
 void ref_softmax(float* x, int n, float sink = -INFINITY);
 // The first index of the largest of x[0..n): the first value strictly greater than all before it.
 int64_t ref_argmax(const float* x, int64_t n);

@@ -2,11 +2,13 @@
 // and fused with rmsnorm and swiglu.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "kernels/q8_activations.hpp"
+#include "kernels/reference.hpp"
 #include "tests/support/kernel_checks.hpp"
 
 using namespace kiln;
@@ -74,6 +76,52 @@ TEST_CASE("q8 activations: known blocks") {
   CHECK(sum[0] == 0);
   CHECK(sum[1] == 0);
   for (int j = 0; j < kBlock; ++j) CHECK(qs[j] == 0);
+}
+
+// Blocks of every kind the vector rounding could get wrong: random values
+// at scales from tiny (d rounds to 0) to huge (to inf), exact ties at amax 127, zeros of both
+// signs, one nonzero value, equal values, a largest value in each lane.
+std::vector<float> hard_blocks() {
+  std::vector<float> x;
+  for (float scale : {1e-30f, 1e-20f, 1e-3f, 1.0f, 300.0f, 1e30f})
+    for (int b = 0; b < 7; ++b) {
+      const std::vector<float> r = random_floats(kBlock, 100 + b, -scale, scale);
+      x.insert(x.end(), r.begin(), r.end());
+    }
+  for (int b = 0; b < 4; ++b) {  // ties: k + 0.5 for k of both parities, with 127 setting d = 1
+    for (int j = 0; j < kBlock; ++j) x.push_back(j == b ? -127.0f : static_cast<float>(j - 16) + 0.5f);
+  }
+  x.insert(x.end(), kBlock, 0.0f);
+  x.insert(x.end(), kBlock, -0.0f);
+  x.insert(x.end(), kBlock, 3.0f);
+  for (int at = 0; at < kBlock; ++at) {  // one value, then the largest one, in each lane
+    for (int j = 0; j < kBlock; ++j) x.push_back(j == at ? -7.25f : 0.0f);
+    for (int j = 0; j < kBlock; ++j) x.push_back(j == at ? 9.0f : static_cast<float>(j % 9) - 4.0f);
+  }
+  return x;
+}
+
+TEST_CASE("q8 activations: the vector rounding is the scalar reference's, bit for bit") {
+  const std::vector<float> x = hard_blocks();
+  const int n = static_cast<int>(x.size());
+  std::vector<int8_t> ref_qs(x.size());
+  std::vector<float> ref_d(x.size() / kBlock);
+  ref_quantize_q8(x.data(), n, ref_qs.data(), ref_d.data());
+  Q8Buffers q8(x.size());
+  for (int b = 0; b < n / kBlock; ++b) quantize_block_q8(x.data() + b * kBlock, q8.out().at_block(b));
+  for (int b = 0; b < n / kBlock; ++b) {
+    CAPTURE(b);
+    CHECK(std::bit_cast<uint32_t>(q8.d[b]) == std::bit_cast<uint32_t>(ref_d[b]));
+    for (int h = 0; h < 2; ++h) {
+      int32_t sum = 0;
+      for (int j = 0; j < kQ8HalfElems; ++j) {
+        const size_t i = static_cast<size_t>(b) * kBlock + h * kQ8HalfElems + j;
+        CHECK(q8.qs[i] == ref_qs[i]);
+        sum += ref_qs[i];
+      }
+      CHECK(q8.sum[2 * b + h] == sum);
+    }
+  }
 }
 
 TEST_CASE("q8 activations: rounding error and threads") {

@@ -61,4 +61,6 @@ inline xsimd::batch<float> sum_each(const xsimd::batch<float>* acc) {
   return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), sums);
 }
 
+inline float max_of_lanes(xsimd::batch<float> v) { return _mm512_reduce_max_ps(v); }
+
 }  // namespace kiln::kernels::arch

@@ -2,6 +2,7 @@
 // their own (x86-64 baseline SSE2, AVX without AVX2, aarch64 without NEON).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <xsimd/xsimd.hpp>
@@ -50,6 +51,14 @@ inline void narrow_f16(const float* in, uint16_t* out) {
 
 inline xsimd::batch<float> sum_each(const xsimd::batch<float>* acc) {
   return by_lanes([&](int p) { return xsimd::hadd(acc[p]); });
+}
+
+inline float max_of_lanes(xsimd::batch<float> v) {
+  alignas(xsimd::batch<float>::arch_type::alignment()) float lanes[kLanes];
+  v.store_aligned(lanes);
+  float m = lanes[0];
+  for (int i = 1; i < kLanes; ++i) m = std::max(m, lanes[i]);
+  return m;
 }
 
 }  // namespace kiln::kernels::arch

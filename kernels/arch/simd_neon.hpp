@@ -39,4 +39,6 @@ inline xsimd::batch<float> sum_each(const xsimd::batch<float>* acc) {
   return vpaddq_f32(vpaddq_f32(acc[0], acc[1]), vpaddq_f32(acc[2], acc[3]));
 }
 
+inline float max_of_lanes(xsimd::batch<float> v) { return vmaxvq_f32(v); }
+
 }  // namespace kiln::kernels::arch
