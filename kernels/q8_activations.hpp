@@ -1,6 +1,7 @@
 // Activations rounded to 8 bits, the input of the integer matmul for every
-// quantized weight type, and the kernels that produce them (alone, or fused with the
-// step that computes the activations, which saves a pass and a barrier).
+// quantized weight type, and the kernels that produce them (alone, or fused
+// with the step that computes the activations, which saves a pass and a
+// barrier).
 //
 // The rounding is ggml's for x86 (quantize_row_q8_0): per block of 32 values,
 // d = amax / 127 stored as fp16, q = round-to-nearest-even(x * 127 / amax).
@@ -66,56 +67,95 @@ struct Q8In {
   float scaled(int h) const { return scaled_sum[h]; }
 };
 
-// Rounds one block of 32 floats, a vector at a time (ref_quantize_q8 is the
-// scalar form it matches bit for bit). amax keeps the larger of itself and
-// each |x| as std::max(amax, |x|) does: a NaN is passed over. Products with
-// 127 / amax are whole numbers after the rounding, so converting them to
-// integers is exact.
-inline void quantize_block_q8(const float* x, Q8Out out) {
-  constexpr int L = kFloatLanes, kVecs = kQuantBlockElems / L;
+// Blocks rounded together by quantize_blocks_q8: one per float lane, so
+// that their largest magnitudes and their half sums each come out of one
+// tree across vectors (max_each, sum_each) rather than one per block.
+inline constexpr int kQ8BlocksAtOnce = kFloatLanes;
+
+// Rounds the n (1 .. kQ8BlocksAtOnce) blocks of 32 floats from x, a vector at
+// a time; ref_quantize_q8 is the scalar form they match bit for bit. A
+// block's amax keeps the larger of itself and each |x| as std::max(amax,
+// |x|) does, passing over a NaN. The products with 127 / amax are whole
+// numbers once rounded, so their conversions and sums (in float, at most
+// 16 x 127) are exact.
+inline void quantize_blocks_q8(const float* x, int n, Q8Out out) {
+  constexpr int L = kFloatLanes, kVecs = kQuantBlockElems / L, kHalfVecs = kVecs / 2;
   static_assert(kQuantBlockElems % (2 * L) == 0, "a half block is whole vectors");
-  using IntVec = xsimd::batch<int32_t>;
-  FloatVec v[kVecs];
-  FloatVec amax(0.0f);
-  for (int i = 0; i < kVecs; ++i) {
-    v[i] = FloatVec::load_unaligned(x + i * L);
-    const FloatVec a = xsimd::abs(v[i]);
-    amax = xsimd::select(a > amax, a, amax);
-  }
-  const float m = max_of_lanes(amax);
-  *out.d = fp16_to_fp32(fp32_to_fp16(m / 127.0f));
-  const FloatVec inv_d(m != 0.0f ? 127.0f / m : 0.0f);
-  alignas(IntVec::arch_type::alignment()) int32_t q[kQuantBlockElems];
-  for (int h = 0; h < 2; ++h) {
-    IntVec sum(0);
-    for (int i = h * kVecs / 2; i < (h + 1) * kVecs / 2; ++i) {
-      const IntVec qi = xsimd::batch_cast<int32_t>(xsimd::nearbyint(v[i] * inv_d));
-      qi.store_aligned(q + i * L);
-      sum += qi;
+  constexpr auto kAlign = FloatVec::arch_type::alignment();
+  const auto load = [&](int b, int i) { return FloatVec::load_unaligned(x + b * kQuantBlockElems + i * L); };
+  FloatVec amax[L];
+  for (int b = 0; b < L; ++b) {
+    amax[b] = FloatVec(0.0f);
+    for (int i = 0; i < kVecs && b < n; ++i) {
+      const FloatVec a = xsimd::abs(load(b, i));
+      amax[b] = xsimd::select(a > amax[b], a, amax[b]);
     }
-    out.sum[h] = xsimd::hadd(sum);
   }
-  for (int j = 0; j < kQuantBlockElems; ++j) out.qs[j] = static_cast<int8_t>(q[j]);
-  out.scaled_sum[0] = *out.d * static_cast<float>(out.sum[0]);
-  out.scaled_sum[1] = *out.d * static_cast<float>(out.sum[1]);
-  out.scaled_sum[2] = *out.d * static_cast<float>(out.sum[0] + out.sum[1]);
+  const FloatVec m = max_each(amax);  // lane b: block b's amax
+  alignas(kAlign) float d[L], inv_d[L];
+  alignas(kAlign) uint16_t d_half[L];
+  (m / FloatVec(127.0f)).store_aligned(d);
+  narrow_f16(d, d_half);
+  widen_f16(reinterpret_cast<const uint8_t*>(d_half)).store_aligned(d);
+  xsimd::select(m != FloatVec(0.0f), FloatVec(127.0f) / m, FloatVec(0.0f)).store_aligned(inv_d);
+
+  FloatVec halves[2 * L];  // block b's half h: 2b + h
+  for (int b = 0; b < L; ++b) {
+    halves[2 * b] = halves[2 * b + 1] = FloatVec(0.0f);
+    if (b >= n) continue;
+    alignas(kAlign) int32_t q[kQuantBlockElems];
+    for (int i = 0; i < kVecs; ++i) {
+      const FloatVec r = xsimd::nearbyint(load(b, i) * FloatVec(inv_d[b]));
+      halves[2 * b + i / kHalfVecs] += r;
+      xsimd::batch_cast<int32_t>(r).store_aligned(q + i * L);
+    }
+    for (int j = 0; j < kQuantBlockElems; ++j) out.qs[b * kQuantBlockElems + j] = static_cast<int8_t>(q[j]);
+  }
+  alignas(kAlign) float sums[2 * L];
+  sum_each(halves).store_aligned(sums);
+  sum_each(halves + L).store_aligned(sums + L);
+  for (int b = 0; b < n; ++b) {
+    Q8Out block = out.at_block(b);
+    *block.d = d[b];
+    block.sum[0] = static_cast<int32_t>(sums[2 * b]);
+    block.sum[1] = static_cast<int32_t>(sums[2 * b + 1]);
+    block.scaled_sum[0] = d[b] * static_cast<float>(block.sum[0]);
+    block.scaled_sum[1] = d[b] * static_cast<float>(block.sum[1]);
+    block.scaled_sum[2] = d[b] * static_cast<float>(block.sum[0] + block.sum[1]);
+  }
 }
 
 // Rounds one token's Cols floats.
 template <int Cols>
 void quantize_row_q8(const float* x, Q8Out out) {
   static_assert(Cols % kQuantBlockElems == 0);
-  for (int b = 0; b < Cols / kQuantBlockElems; ++b) quantize_block_q8(x + b * kQuantBlockElems, out.at_block(b));
+  constexpr int kBlocks = Cols / kQuantBlockElems;
+  for (int b = 0; b < kBlocks; b += kQ8BlocksAtOnce)
+    quantize_blocks_q8(x + b * kQuantBlockElems, std::min(kQ8BlocksAtOnce, kBlocks - b), out.at_block(b));
 }
 
-// out = x rounded, for [n_tokens][Cols] floats. Work-shared over blocks, so a
-// single token is split among the threads too.
+// A token's blocks in runs of kQ8BlocksAtOnce (the last may be shorter),
+// the pieces quantize_q8 and swiglu_q8 share out: a single token is split
+// among the threads too.
+template <int Cols>
+struct Q8Runs {
+  static constexpr int kBlocks = Cols / kQuantBlockElems;
+  static constexpr int kPerToken = (kBlocks + kQ8BlocksAtOnce - 1) / kQ8BlocksAtOnce;
+  // The first block of run r (of any token), counted from the first token's,
+  // and its blocks.
+  static int64_t first(int64_t r) { return r / kPerToken * kBlocks + r % kPerToken * kQ8BlocksAtOnce; }
+  static int size(int64_t r) { return std::min<int>(kQ8BlocksAtOnce, kBlocks - r % kPerToken * kQ8BlocksAtOnce); }
+};
+
+// out = x rounded, for [n_tokens][Cols] floats. Work-shared over runs of
+// blocks.
 template <int Cols>
 void quantize_q8(const float* x, int n_tokens, Q8Out out) {
   static_assert(Cols % kQuantBlockElems == 0);
-  const int64_t n_blocks = static_cast<int64_t>(n_tokens) * (Cols / kQuantBlockElems);
+  using Runs = Q8Runs<Cols>;
 #pragma omp for schedule(static) nowait
-  for (int64_t b = 0; b < n_blocks; ++b) quantize_block_q8(x + b * kQuantBlockElems, out.at_block(b));
+  for (int64_t r = 0; r < n_tokens * int64_t{Runs::kPerToken}; ++r)
+    quantize_blocks_q8(x + Runs::first(r) * kQuantBlockElems, Runs::size(r), out.at_block(Runs::first(r)));
   team_barrier();
 }
 
@@ -135,12 +175,12 @@ void rmsnorm_q8(const float* x, const float* weight, float* out, int n_tokens, f
 template <int N, Glu G = Glu::Silu>
 void swiglu_q8(float* gate, const float* up, int n_tokens, Q8Out q8) {
   static_assert(N % kQuantBlockElems == 0);
-  const int64_t n_blocks = static_cast<int64_t>(n_tokens) * (N / kQuantBlockElems);
+  using Runs = Q8Runs<N>;
 #pragma omp for schedule(static) nowait
-  for (int64_t b = 0; b < n_blocks; ++b) {
-    const int64_t at = b * kQuantBlockElems;
-    swiglu_span<G>(gate + at, up + at, kQuantBlockElems);
-    quantize_block_q8(gate + at, q8.at_block(b));
+  for (int64_t r = 0; r < n_tokens * int64_t{Runs::kPerToken}; ++r) {
+    const int64_t at = Runs::first(r) * kQuantBlockElems;
+    swiglu_span<G>(gate + at, up + at, int64_t{Runs::size(r)} * kQuantBlockElems);
+    quantize_blocks_q8(gate + at, Runs::size(r), q8.at_block(Runs::first(r)));
   }
   team_barrier();
 }

@@ -85,4 +85,18 @@ TEST_CASE("arch: sum_each puts the sum of vector p in lane p") {
   }
 }
 
+TEST_CASE("arch: max_each puts the largest lane of vector p in lane p") {
+  for (int largest_at = 0; largest_at < kFloatLanes; ++largest_at) {  // wherever the largest lane is
+    FloatVec acc[kFloatLanes];
+    for (int p = 0; p < kFloatLanes; ++p) {
+      float lanes[kFloatLanes];
+      for (int i = 0; i < kFloatLanes; ++i) lanes[i] = static_cast<float>(-p - i);
+      lanes[(largest_at + p) % kFloatLanes] = static_cast<float>(100 + p);
+      acc[p] = FloatVec::load_unaligned(lanes);
+    }
+    const std::vector<float> largest = lanes_of(max_each(acc));
+    for (int p = 0; p < kFloatLanes; ++p) CHECK(largest[p] == static_cast<float>(100 + p));
+  }
+}
+
 }  // namespace

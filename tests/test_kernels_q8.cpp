@@ -40,7 +40,7 @@ TEST_CASE("q8 activations: known blocks") {
   int32_t sum[2] = {};
   float scaled_sum[kQ8ScaledSums] = {};
   const Q8Out out{qs, &d, sum, scaled_sum};
-  quantize_block_q8(x.data(), out);
+  quantize_blocks_q8(x.data(), 1, out);
   CHECK(d == 0.00787353515625f);
   CHECK(qs[0] == 127);
   for (int j = 1; j < kBlock; ++j) CHECK(qs[j] == 32);
@@ -58,7 +58,7 @@ TEST_CASE("q8 activations: known blocks") {
   x[2] = 3.5f;
   x[3] = -2.5f;
   x[4] = -127.0f;
-  quantize_block_q8(x.data(), out);
+  quantize_blocks_q8(x.data(), 1, out);
   CHECK(d == 1.0f);
   CHECK(qs[0] == 127);
   CHECK(qs[1] == 2);
@@ -71,7 +71,7 @@ TEST_CASE("q8 activations: known blocks") {
 
   // An all-zero block stays zero.
   x.assign(kBlock, 0.0f);
-  quantize_block_q8(x.data(), out);
+  quantize_blocks_q8(x.data(), 1, out);
   CHECK(d == 0.0f);
   CHECK(sum[0] == 0);
   CHECK(sum[1] == 0);
@@ -79,8 +79,9 @@ TEST_CASE("q8 activations: known blocks") {
 }
 
 // Blocks of every kind the vector rounding could get wrong: random values
-// at scales from tiny (d rounds to 0) to huge (to inf), exact ties at amax 127, zeros of both
-// signs, one nonzero value, equal values, a largest value in each lane.
+// at scales from tiny (d rounds to 0) to huge (to inf), exact ties at amax 127,
+// zeros of both signs, one nonzero value, equal values, a largest value in each
+// lane.
 std::vector<float> hard_blocks() {
   std::vector<float> x;
   for (float scale : {1e-30f, 1e-20f, 1e-3f, 1.0f, 300.0f, 1e30f})
@@ -101,31 +102,40 @@ std::vector<float> hard_blocks() {
   return x;
 }
 
-TEST_CASE("q8 activations: the vector rounding is the scalar reference's, bit for bit") {
+TEST_CASE(
+    "q8 activations: the vector rounding is the scalar reference's, bit "
+    "for bit") {
   const std::vector<float> x = hard_blocks();
   const int n = static_cast<int>(x.size());
   std::vector<int8_t> ref_qs(x.size());
   std::vector<float> ref_d(x.size() / kBlock);
   ref_quantize_q8(x.data(), n, ref_qs.data(), ref_d.data());
-  Q8Buffers q8(x.size());
-  for (int b = 0; b < n / kBlock; ++b) quantize_block_q8(x.data() + b * kBlock, q8.out().at_block(b));
-  for (int b = 0; b < n / kBlock; ++b) {
-    CAPTURE(b);
-    CHECK(std::bit_cast<uint32_t>(q8.d[b]) == std::bit_cast<uint32_t>(ref_d[b]));
-    for (int h = 0; h < 2; ++h) {
-      int32_t sum = 0;
-      for (int j = 0; j < kQ8HalfElems; ++j) {
-        const size_t i = static_cast<size_t>(b) * kBlock + h * kQ8HalfElems + j;
-        CHECK(q8.qs[i] == ref_qs[i]);
-        sum += ref_qs[i];
+  for (int run = 1; run <= kQ8BlocksAtOnce; ++run) {  // blocks rounded together: any of them, alone or not
+    CAPTURE(run);
+    Q8Buffers q8(x.size());
+    for (int b = 0; b < n / kBlock; b += run)
+      quantize_blocks_q8(x.data() + b * kBlock, std::min(run, n / kBlock - b), q8.out().at_block(b));
+    for (int b = 0; b < n / kBlock; ++b) {
+      CAPTURE(b);
+      CHECK(std::bit_cast<uint32_t>(q8.d[b]) == std::bit_cast<uint32_t>(ref_d[b]));
+      for (int h = 0; h < 2; ++h) {
+        int32_t sum = 0;
+        for (int j = 0; j < kQ8HalfElems; ++j) {
+          const size_t i = static_cast<size_t>(b) * kBlock + h * kQ8HalfElems + j;
+          CHECK(q8.qs[i] == ref_qs[i]);
+          sum += ref_qs[i];
+        }
+        CHECK(q8.sum[2 * b + h] == sum);
       }
-      CHECK(q8.sum[2 * b + h] == sum);
     }
   }
 }
 
-TEST_CASE("q8 activations: rounding error and threads") {
-  constexpr int kCols = 96;
+// Cols of 3 blocks, and of 19: more than one run of kQ8BlocksAtOnce blocks
+// (up to 16) and a shorter last one.
+template <int kCols>
+void check_rounding_and_threads() {
+  CAPTURE(kCols);
   const std::vector<float> x = random_floats(kMaxBatch * kCols, 3, -5.0f, 5.0f);
   Q8Buffers serial(x.size());
   for (int t = 0; t < kMaxBatch; ++t)
@@ -159,6 +169,11 @@ TEST_CASE("q8 activations: rounding error and threads") {
   }
 }
 
+TEST_CASE("q8 activations: rounding error and threads") {
+  check_rounding_and_threads<96>();
+  check_rounding_and_threads<608>();
+}
+
 // The fused kernels give exactly the unfused results.
 template <int N>
 void check_rmsnorm_q8() {
@@ -185,7 +200,7 @@ TEST_CASE("q8 activations: fused with rmsnorm") {
 }
 
 TEST_CASE("q8 activations: fused with swiglu") {
-  constexpr int kN = 96;
+  constexpr int kN = 608;  // 19 blocks: runs of kQ8BlocksAtOnce and a shorter one
   const std::vector<float> gate = random_floats(kMaxBatch * kN, 11, -10.0f, 10.0f);
   const std::vector<float> up = random_floats(kMaxBatch * kN, 12);
   std::vector<float> activated = gate;

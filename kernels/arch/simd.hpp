@@ -46,9 +46,9 @@ using arch::keep_in_register;
 // kFloatLanes vectors summed each: lane p of the result is the sum of
 // acc[p]'s lanes (in a fixed order for the instruction set).
 using arch::sum_each;
-// The largest lane of a vector with no NaN lanes (exact, so the same
-// whatever order the instruction set compares them in).
-using arch::max_of_lanes;
+// The same with the largest lane instead of the sum, for vectors without
+// NaNs (exact, so the same whatever order the instruction set compares in).
+using arch::max_each;
 
 // How many float vectors fit in registers at once (32 with AVX-512 and NEON,
 // 16 otherwise): tiles are sized by it.

@@ -40,10 +40,10 @@ inline xsimd::batch<float> sum_each(const xsimd::batch<float>* acc) {
   return sum_each8(regs);
 }
 
-inline float max_of_lanes(xsimd::batch<float> v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+inline xsimd::batch<float> max_each(const xsimd::batch<float>* acc) {
+  __m256 regs[8];
+  for (int p = 0; p < 8; ++p) regs[p] = acc[p];
+  return max_each8(regs);
 }
 
 }  // namespace kiln::kernels::arch

@@ -32,35 +32,44 @@ inline void narrow_f16(const float* in, uint16_t* out) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtps_ph(_mm512_loadu_ps(in), _MM_FROUND_TO_NEAREST_INT));
 }
 
-// A tree of shuffles and adds, all on 512-bit registers (about 45
-// instructions; the 256-bit halves and hadd took about 75): each step adds
-// two vectors' halves so that the lanes holding one input's partial sums
-// halve, until lane 4j + s holds the sum of vector 4s + j; one permutation
-// then puts vector p's sum in lane p.
-inline xsimd::batch<float> sum_each(const xsimd::batch<float>* acc) {
-  __m512 halves[8];  // vector 2k's 8 partial sums in lanes 0-7, vector 2k+1's in lanes 8-15
+// A tree of shuffles and combining steps (add, max), all on 512-bit
+// registers (about 45 instructions; the 256-bit halves and hadd took about
+// 75): each step combines two vectors' halves so that the lanes holding one
+// input's partial results halve, until lane 4j + s holds the result of
+// vector 4s + j; one permutation then puts vector p's in lane p.
+template <class Combine>
+xsimd::batch<float> combine_each(const xsimd::batch<float>* acc, Combine op) {
+  __m512 halves[8];  // vector 2k's 8 partial results in lanes 0-7, vector 2k+1's
+                     // in lanes 8-15
   for (int k = 0; k < 8; ++k) {
     const __m512 x = acc[2 * k], y = acc[2 * k + 1];
-    halves[k] = _mm512_add_ps(_mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(1, 0, 1, 0)),
-                              _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(3, 2, 3, 2)));
+    halves[k] =
+        op(_mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(3, 2, 3, 2)));
   }
-  __m512 quarters[4];  // 128-bit quarter j: vector 4m + j's 4 partial sums
+  __m512 quarters[4];  // 128-bit quarter j: vector 4m + j's 4 partial results
   for (int m = 0; m < 4; ++m) {
     const __m512 x = halves[2 * m], y = halves[2 * m + 1];
-    quarters[m] = _mm512_add_ps(_mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(2, 0, 2, 0)),
-                                _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(3, 1, 3, 1)));
+    quarters[m] =
+        op(_mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(3, 1, 3, 1)));
   }
-  __m512 pairs[2];  // quarter j: 2 partial sums of vector 8n + j, then 2 of vector 8n + 4 + j
+  __m512 pairs[2];  // quarter j: 2 partial results of vector 8n + j, then 2 of
+                    // vector 8n + 4 + j
   for (int n = 0; n < 2; ++n) {
     const __m512d x = _mm512_castps_pd(quarters[2 * n]), y = _mm512_castps_pd(quarters[2 * n + 1]);
-    pairs[n] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)), _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+    pairs[n] = op(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)), _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
   }
-  // Lane 4j + s: the sum of vector 4s + j.
-  const __m512 sums = _mm512_add_ps(_mm512_shuffle_ps(pairs[0], pairs[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                                    _mm512_shuffle_ps(pairs[0], pairs[1], _MM_SHUFFLE(3, 1, 3, 1)));
-  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), sums);
+  // Lane 4j + s: the result of vector 4s + j.
+  const __m512 results = op(_mm512_shuffle_ps(pairs[0], pairs[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                            _mm512_shuffle_ps(pairs[0], pairs[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), results);
 }
 
-inline float max_of_lanes(xsimd::batch<float> v) { return _mm512_reduce_max_ps(v); }
+inline xsimd::batch<float> sum_each(const xsimd::batch<float>* acc) {
+  return combine_each(acc, [](__m512 a, __m512 b) { return _mm512_add_ps(a, b); });
+}
+
+inline xsimd::batch<float> max_each(const xsimd::batch<float>* acc) {
+  return combine_each(acc, [](__m512 a, __m512 b) { return _mm512_max_ps(a, b); });
+}
 
 }  // namespace kiln::kernels::arch

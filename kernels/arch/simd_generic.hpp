@@ -53,12 +53,12 @@ inline xsimd::batch<float> sum_each(const xsimd::batch<float>* acc) {
   return by_lanes([&](int p) { return xsimd::hadd(acc[p]); });
 }
 
-inline float max_of_lanes(xsimd::batch<float> v) {
-  alignas(xsimd::batch<float>::arch_type::alignment()) float lanes[kLanes];
-  v.store_aligned(lanes);
-  float m = lanes[0];
-  for (int i = 1; i < kLanes; ++i) m = std::max(m, lanes[i]);
-  return m;
+inline xsimd::batch<float> max_each(const xsimd::batch<float>* acc) {
+  return by_lanes([&](int p) {
+    alignas(xsimd::batch<float>::arch_type::alignment()) float lanes[kLanes];
+    acc[p].store_aligned(lanes);
+    return *std::max_element(lanes, lanes + kLanes);
+  });
 }
 
 }  // namespace kiln::kernels::arch

@@ -1,4 +1,5 @@
-// Widening into 4-lane FloatVec with aarch64 NEON (which converts halves natively).
+// Widening into 4-lane FloatVec with aarch64 NEON (which converts halves
+// natively).
 #pragma once
 
 #include <arm_neon.h>
@@ -39,6 +40,8 @@ inline xsimd::batch<float> sum_each(const xsimd::batch<float>* acc) {
   return vpaddq_f32(vpaddq_f32(acc[0], acc[1]), vpaddq_f32(acc[2], acc[3]));
 }
 
-inline float max_of_lanes(xsimd::batch<float> v) { return vmaxvq_f32(v); }
+inline xsimd::batch<float> max_each(const xsimd::batch<float>* acc) {
+  return vpmaxq_f32(vpmaxq_f32(acc[0], acc[1]), vpmaxq_f32(acc[2], acc[3]));
+}
 
 }  // namespace kiln::kernels::arch
