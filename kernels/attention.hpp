@@ -229,6 +229,14 @@ struct ValueSum {
       ((j % kChains == C ? add<C, T>(w, v) : void()), ...);
     }(kChainIndices);
   }
+  // Takes another's sums, vector by vector: a copy of the whole object
+  // (std::copy, rep movs) kept it in memory, where these loads go straight
+  // to the registers the loop keeps it in.
+  void take(const ValueSum& other) {
+    for (int c = 0; c < kChains; ++c)
+      for (int i = 0; i < kVecs; ++i) acc[c][i] = other.acc[c][i];
+    std::copy(other.tail, other.tail + kTail, tail);
+  }
   void store(float* out) const {
     for (int i = 0; i < kVecs; ++i) {
       FloatVec sum = acc[0][i];
@@ -279,7 +287,7 @@ struct ValueTile {
     // The sums go through the loop as locals, copied in and out: faster in
     // generation than updating the members in place (docs/benchmarks.md).
     Sum local[R];
-    std::copy(sums, sums + R, local);
+    for (int r = 0; r < R; ++r) local[r].take(sums[r]);
     int j = next;
     for (; j + Sum::kChains <= to; j += Sum::kChains) {
       [&]<int... C>(std::integer_sequence<int, C...>) {
@@ -291,7 +299,7 @@ struct ValueTile {
          ...);
       }(Sum::kChainIndices);
     }
-    std::copy(local, local + R, sums);
+    for (int r = 0; r < R; ++r) sums[r].take(local[r]);
     next = j;
   }
 
