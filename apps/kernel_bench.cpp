@@ -4,7 +4,8 @@
 // one what memory lets it reach (compare with kiln-bench --probe). Then a
 // prompt's matrix product (tinyllama's four matrix shapes times 512 tokens) per
 // weight type, in GOP/s (against the probe's int8 or FP32 peak), and
-// attention over a long F16 cache, in GFLOP/s.
+// attention over a long F16 cache, in GFLOP/s; and the steps that round a
+// quantized matrix's input to Q8, in ns per value.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "kernels/attention.hpp"
 #include "kernels/interleave.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/q8_activations.hpp"
 
 namespace {
 
@@ -152,6 +154,46 @@ void run_attention(const char* what, int n_tokens, int pos0, int reps, int windo
               4.0 * NHead * HeadDim * positions * reps / s / 1e9, s * 1e3 / reps);
 }
 
+// The Q8 rounding of a prompt's activations (22 tokens of tinyllama's
+// widths: 2048 for the norms, 5632 for SwiGLU), alone and fused with the
+// step before it; prints ns per value, best of 5 runs of `reps`.
+void run_rounding() {
+  constexpr int kTokens = 22, kDim = 2048, kHidden = 5632;
+  std::mt19937 rng(3);
+  const auto random = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = std::uniform_real_distribution<float>(-3, 3)(rng);
+    return v;
+  };
+  const std::vector<float> x = random(size_t{kTokens} * kDim), weight = random(kDim), up = random(size_t{kTokens} * kHidden);
+  const std::vector<float> gate_in = random(up.size());
+  std::vector<float> normed(x.size()), gate(gate_in.size());
+  std::vector<int8_t> qs(up.size());
+  std::vector<float> d(up.size() / kQuantBlockElems), scaled(d.size() * kQ8ScaledSums);
+  std::vector<int32_t> sums(up.size() / kQ8HalfElems);
+  const Q8Out out{qs.data(), d.data(), sums.data(), scaled.data()};
+  const auto ns_per_value = [](int64_t values, auto&& once) {
+    constexpr int kReps = 200;
+    double best = 1e30;
+    for (int run = 0; run < 5; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int r = 0; r < kReps; ++r) once();
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best * 1e9 / (double(values) * kReps);
+  };
+  const double copy = ns_per_value(kTokens * kHidden, [&] { gate = gate_in; });  // swiglu_q8 works in place
+  std::printf("| quantize_q8 | %d x %d | %.3f |\n", kTokens, kHidden,
+              ns_per_value(kTokens * kHidden, [&] { quantize_q8<kHidden>(gate_in.data(), kTokens, out); }));
+  std::printf("| rmsnorm_q8 | %d x %d | %.3f |\n", kTokens, kDim, ns_per_value(kTokens * kDim, [&] {
+                rmsnorm_q8<kDim>(x.data(), weight.data(), normed.data(), kTokens, 1e-5f, out);
+              }));
+  std::printf("| swiglu_q8 | %d x %d | %.3f |\n", kTokens, kHidden, ns_per_value(kTokens * kHidden, [&] {
+                gate = gate_in;
+                swiglu_q8<kHidden>(gate.data(), up.data(), kTokens, out);
+              }) - copy);
+}
+
 // Which tables to print: every one, or those named on the command line.
 bool wanted(int argc, char** argv, std::string_view table) {
   if (argc < 2) return true;
@@ -165,8 +207,8 @@ bool wanted(int argc, char** argv, std::string_view table) {
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg != "matvec" && arg != "prompt" && arg != "attention") {
-      std::fprintf(stderr, "usage: kiln-kernel-bench [matvec] [prompt] [attention] (default: all three tables)\n");
+    if (arg != "matvec" && arg != "prompt" && arg != "attention" && arg != "rounding") {
+      std::fprintf(stderr, "usage: kiln-kernel-bench [matvec] [prompt] [attention] [rounding] (default: all four tables)\n");
       return 2;
     }
   }
@@ -209,6 +251,11 @@ int main(int argc, char** argv) {
     // Gemma 3 1B's heads, a global layer and a sliding one (window 512) at depth 4,000.
     run_attention<4, 1, 256>("1 token after 4,000 cached", 1, 4000, 500);
     run_attention<4, 1, 256>("1 token after 4,000 cached, window 512", 1, 4000, 500, 512);
+  }
+
+  if (wanted(argc, argv, "rounding")) {
+    std::printf("\n| kernel (Q8 rounding) | tokens x values | ns per value |\n|---|---|---:|\n");
+    run_rounding();
   }
   return 0;
 }
