@@ -1,7 +1,6 @@
 // Activations rounded to 8 bits, the input of the integer matmul for every
-// quantized weight type, and the kernels that produce them (alone, or fused
-// with the step that computes the activations, which saves a pass and a
-// barrier).
+// quantized weight type, and the kernels that produce them (alone, or fused with the
+// step that computes the activations, which saves a pass and a barrier).
 //
 // The rounding is ggml's for x86 (quantize_row_q8_0): per block of 32 values,
 // d = amax / 127 stored as fp16, q = round-to-nearest-even(x * 127 / amax).

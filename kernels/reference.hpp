@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/rope.hpp"
+
 #include "kernels/tensor_type.hpp"
 
 namespace kiln::kernels {
@@ -27,8 +28,7 @@ void ref_swiglu_clamped(float* gate, const float* up, int n);
 // n / 32 blocks, each d[b] (an fp16's value) and qs[32 * b ..].
 void ref_quantize_q8(const float* x, int n, int8_t* qs, float* d);
 void ref_softmax(float* x, int n, float sink = -INFINITY);
-// The first index of the largest of x[0..n): the first value strictly greater
-// than all before it.
+// The first index of the largest of x[0..n): the first value strictly greater than all before it.
 int64_t ref_argmax(const float* x, int64_t n);
 
 }  // namespace kiln::kernels

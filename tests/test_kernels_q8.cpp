@@ -102,9 +102,7 @@ std::vector<float> hard_blocks() {
   return x;
 }
 
-TEST_CASE(
-    "q8 activations: the vector rounding is the scalar reference's, bit "
-    "for bit") {
+TEST_CASE("q8 activations: the vector rounding is the scalar reference's, bit for bit") {
   const std::vector<float> x = hard_blocks();
   const int n = static_cast<int>(x.size());
   std::vector<int8_t> ref_qs(x.size());

@@ -39,8 +39,7 @@ inline void narrow_f16(const float* in, uint16_t* out) {
 // vector 4s + j; one permutation then puts vector p's in lane p.
 template <class Combine>
 xsimd::batch<float> combine_each(const xsimd::batch<float>* acc, Combine op) {
-  __m512 halves[8];  // vector 2k's 8 partial results in lanes 0-7, vector 2k+1's
-                     // in lanes 8-15
+  __m512 halves[8];  // vector 2k's 8 partial results in lanes 0-7, vector 2k+1's in lanes 8-15
   for (int k = 0; k < 8; ++k) {
     const __m512 x = acc[2 * k], y = acc[2 * k + 1];
     halves[k] =
@@ -52,8 +51,7 @@ xsimd::batch<float> combine_each(const xsimd::batch<float>* acc, Combine op) {
     quarters[m] =
         op(_mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(3, 1, 3, 1)));
   }
-  __m512 pairs[2];  // quarter j: 2 partial results of vector 8n + j, then 2 of
-                    // vector 8n + 4 + j
+  __m512 pairs[2];  // quarter j: 2 partial results of vector 8n + j, then 2 of vector 8n + 4 + j
   for (int n = 0; n < 2; ++n) {
     const __m512d x = _mm512_castps_pd(quarters[2 * n]), y = _mm512_castps_pd(quarters[2 * n + 1]);
     pairs[n] = op(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)), _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));

@@ -1,5 +1,4 @@
-// Widening into 4-lane FloatVec with aarch64 NEON (which converts halves
-// natively).
+// Widening into 4-lane FloatVec with aarch64 NEON (which converts halves natively).
 #pragma once
 
 #include <arm_neon.h>
