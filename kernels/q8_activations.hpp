@@ -124,18 +124,9 @@ inline void quantize_blocks_q8(const float* x, int n, Q8Out out) {
   }
 }
 
-// Rounds one token's Cols floats.
-template <int Cols>
-void quantize_row_q8(const float* x, Q8Out out) {
-  static_assert(Cols % kQuantBlockElems == 0);
-  constexpr int kBlocks = Cols / kQuantBlockElems;
-  for (int b = 0; b < kBlocks; b += kQ8BlocksAtOnce)
-    quantize_blocks_q8(x + b * kQuantBlockElems, std::min(kQ8BlocksAtOnce, kBlocks - b), out.at_block(b));
-}
-
 // A token's blocks in runs of kQ8BlocksAtOnce (the last may be shorter),
-// the pieces quantize_q8 and swiglu_q8 share out: a single token is split
-// among the threads too.
+// the pieces every rounding kernel takes; quantize_q8 and swiglu_q8 share
+// them out among the threads, so a single token is split among them too.
 template <int Cols>
 struct Q8Runs {
   static constexpr int kBlocks = Cols / kQuantBlockElems;
@@ -144,7 +135,19 @@ struct Q8Runs {
   // and its blocks.
   static int64_t first(int64_t r) { return r / kPerToken * kBlocks + r % kPerToken * kQ8BlocksAtOnce; }
   static int size(int64_t r) { return std::min<int>(kQ8BlocksAtOnce, kBlocks - r % kPerToken * kQ8BlocksAtOnce); }
+  // Rounds run r of x ([tokens][Cols] floats) into out (from the first token's first block).
+  static void round(const float* x, int64_t r, Q8Out out) {
+    quantize_blocks_q8(x + first(r) * kQuantBlockElems, size(r), out.at_block(first(r)));
+  }
 };
+
+// Rounds one token's Cols floats.
+template <int Cols>
+void quantize_row_q8(const float* x, Q8Out out) {
+  static_assert(Cols % kQuantBlockElems == 0);
+  using Runs = Q8Runs<Cols>;
+  for (int r = 0; r < Runs::kPerToken; ++r) Runs::round(x, r, out);
+}
 
 // out = x rounded, for [n_tokens][Cols] floats. Work-shared over runs of
 // blocks.
@@ -153,8 +156,7 @@ void quantize_q8(const float* x, int n_tokens, Q8Out out) {
   static_assert(Cols % kQuantBlockElems == 0);
   using Runs = Q8Runs<Cols>;
 #pragma omp for schedule(static) nowait
-  for (int64_t r = 0; r < n_tokens * int64_t{Runs::kPerToken}; ++r)
-    quantize_blocks_q8(x + Runs::first(r) * kQuantBlockElems, Runs::size(r), out.at_block(Runs::first(r)));
+  for (int64_t r = 0; r < n_tokens * int64_t{Runs::kPerToken}; ++r) Runs::round(x, r, out);
   team_barrier();
 }
 
@@ -179,7 +181,7 @@ void swiglu_q8(float* gate, const float* up, int n_tokens, Q8Out q8) {
   for (int64_t r = 0; r < n_tokens * int64_t{Runs::kPerToken}; ++r) {
     const int64_t at = Runs::first(r) * kQuantBlockElems;
     swiglu_span<G>(gate + at, up + at, int64_t{Runs::size(r)} * kQuantBlockElems);
-    quantize_blocks_q8(gate + at, Runs::size(r), q8.at_block(Runs::first(r)));
+    Runs::round(gate, r, q8);
   }
   team_barrier();
 }
