@@ -27,6 +27,7 @@
 
 #include <cstdint>
 
+#include "kernels/block_products.hpp"
 #include "kernels/int8_dot.hpp"
 #include "kernels/interleave_k.hpp"
 #include "kernels/q8_activations.hpp"
@@ -50,14 +51,14 @@ constexpr int k_max_code(TensorType t) {
 // stream from memory; each group's lanes see the same operations in the
 // same order whatever NGroups is.
 template <class Ops, TensorType T, int Cols, int NGroups, int NVecs, int64_t PrefetchAhead>
-void dot_groups_kquant(const uint8_t* first_group, Q8In x, typename Ops::Acc (&acc)[NGroups * NVecs]) {
+void dot_groups_kquant(const uint8_t* first_group, Q8In x, const int32_t* starts,
+                       typename Ops::Acc (&acc)[NGroups * NVecs]) {
   static_assert(is_super_block_type(T) && Cols % kSuperBlockElems == 0 && Ops::kRows == kInterleaveRows);
   using arch::CodeSpan;
   using Acc = typename Ops::Acc;
   constexpr int R = Ops::kRows;
   constexpr int kBlocks = Cols / kQuantBlockElems;
   constexpr int kMaxCode = k_max_code(T);
-  constexpr int32_t kBias = code_bias(T);
   constexpr int64_t kUnitBytes = k_unit_row_bytes(T) * R;
   constexpr int64_t kGroupBytes = k_interleaved_group_bytes(T, Cols);
 
@@ -75,17 +76,20 @@ void dot_groups_kquant(const uint8_t* first_group, Q8In x, typename Ops::Acc (&a
         for (int64_t line = 0; line < kUnitBytes; line += 64) __builtin_prefetch(unit + line + PrefetchAhead);
         const typename Ops::Quants w = Ops::template decode_k<T>(unit);
         const int b = sb * kUnitsPerSuperBlock + u;
+        // The tokens' blocks b, with their starts for the whole block or its first half.
+        const TokenBlocks tokens{x.qs + b * kQuantBlockElems, Cols, starts_from<T>(starts, b),
+                                 kBlocks * starts_per_block(T)};
+        typename Ops::Rows dots[NVecs];
         if constexpr (T == TensorType::Q6_K || T == TensorType::Q3_K) {
           const uint8_t* scales = super + 2 * R;
           const Acc scale_low = Ops::mul(d, Ops::template byte_scales<true>(scales + 2 * u * R));
           const Acc scale_high = Ops::mul(d, Ops::template byte_scales<true>(scales + (2 * u + 1) * R));
-          for (int t = 0; t < NVecs; ++t) {
-            const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
-            const auto low = Ops::template dot_codes<CodeSpan::Low, kMaxCode>(w, xb.qs, kBias * xb.sum[0]);
-            const auto high = Ops::template dot_codes<CodeSpan::High, kMaxCode>(w, xb.qs, kBias * xb.sum[1]);
-            sums[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), sums[t]);
-            sums[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), sums[t]);
-          }
+          TokenBlocks high_half = tokens;
+          ++high_half.start;
+          span_products<Ops, CodeSpan::Low, kMaxCode, NVecs>(w, tokens, dots);
+          for (int t = 0; t < NVecs; ++t) sums[t] = Ops::fma(dots[t], Ops::scales(scale_low, x.d[t * kBlocks + b]), sums[t]);
+          span_products<Ops, CodeSpan::High, kMaxCode, NVecs>(w, high_half, dots);
+          for (int t = 0; t < NVecs; ++t) sums[t] = Ops::fma(dots[t], Ops::scales(scale_high, x.d[t * kBlocks + b]), sums[t]);
         } else if constexpr (T == TensorType::Q2_K) {
           const Acc dmin = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super + 2 * R));
           const uint8_t* packed = super + 4 * R;  // scale | min << 4, for each half
@@ -93,30 +97,28 @@ void dot_groups_kquant(const uint8_t* first_group, Q8In x, typename Ops::Acc (&a
           const Acc scale_high = Ops::mul(d, Ops::template nibble_scales<false>(packed + (2 * u + 1) * R));
           const Acc min_low = Ops::mul(dmin, Ops::template nibble_scales<true>(packed + 2 * u * R));
           const Acc min_high = Ops::mul(dmin, Ops::template nibble_scales<true>(packed + (2 * u + 1) * R));
+          typename Ops::Rows high[NVecs];
+          span_products<Ops, CodeSpan::Low, kMaxCode, NVecs>(w, tokens, dots);
+          span_products<Ops, CodeSpan::High, kMaxCode, NVecs>(w, tokens, high);
           for (int t = 0; t < NVecs; ++t) {
             const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
-            const auto low = Ops::template dot_codes<CodeSpan::Low, kMaxCode>(w, xb.qs, 0);
-            const auto high = Ops::template dot_codes<CodeSpan::High, kMaxCode>(w, xb.qs, 0);
-            sums[t] = Ops::fma(low, Ops::scales(scale_low, *xb.d), sums[t]);
+            sums[t] = Ops::fma(dots[t], Ops::scales(scale_low, *xb.d), sums[t]);
             sums[t] = Ops::fnma(min_low, xb.scaled(0), sums[t]);
-            sums[t] = Ops::fma(high, Ops::scales(scale_high, *xb.d), sums[t]);
+            sums[t] = Ops::fma(high[t], Ops::scales(scale_high, *xb.d), sums[t]);
             sums[t] = Ops::fnma(min_high, xb.scaled(1), sums[t]);
           }
         } else if constexpr (T == TensorType::IQ4_XS) {
           const Acc scale = Ops::mul(d, Ops::template byte_scales<true>(super + 2 * R + u * R));
-          for (int t = 0; t < NVecs; ++t) {
-            const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
-            const auto dots = Ops::template dot<TensorType::IQ4_NL>(w, xb.qs, kBias * xb.block_sum());
-            sums[t] = Ops::fma(dots, Ops::scales(scale, *xb.d), sums[t]);
-          }
+          block_products<Ops, TensorType::IQ4_NL, NVecs>(w, tokens, dots);
+          for (int t = 0; t < NVecs; ++t) sums[t] = Ops::fma(dots[t], Ops::scales(scale, x.d[t * kBlocks + b]), sums[t]);
         } else {
           const Acc dmin = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super + 2 * R));
           const Acc scale = Ops::mul(d, Ops::template byte_scales<false>(super + 4 * R + u * R));
           const Acc min = Ops::mul(dmin, Ops::template byte_scales<false>(super + 12 * R + u * R));
+          span_products<Ops, CodeSpan::Both, kMaxCode, NVecs>(w, tokens, dots);
           for (int t = 0; t < NVecs; ++t) {
             const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
-            const auto dots = Ops::template dot_codes<CodeSpan::Both, kMaxCode>(w, xb.qs, 0);
-            sums[t] = Ops::fma(dots, Ops::scales(scale, *xb.d), sums[t]);
+            sums[t] = Ops::fma(dots[t], Ops::scales(scale, *xb.d), sums[t]);
             sums[t] = Ops::fnma(min, xb.scaled(2), sums[t]);
           }
         }

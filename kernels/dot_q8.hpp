@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "kernels/block_products.hpp"
 #include "kernels/dot_kquant.hpp"
 #include "kernels/int8_dot.hpp"
 #include "kernels/interleave.hpp"
@@ -36,7 +37,8 @@ inline constexpr int64_t kCacheLineBytes = 64;
 // groups at once: acc[g * NVecs + t] for group g and token t. Each group's
 // lanes see the same operations in the same order whatever NGroups is.
 template <class Ops, TensorType T, int Cols, int NGroups, int NVecs>
-void dot_groups_blocks(const uint8_t* first_group, Q8In x, typename Ops::Acc (&acc)[NGroups * NVecs]) {
+void dot_groups_blocks(const uint8_t* first_group, Q8In x, const int32_t* starts,
+                       typename Ops::Acc (&acc)[NGroups * NVecs]) {
   static_assert(is_block_interleaved(T) && Cols % kQuantBlockElems == 0 && Ops::kRows == kInterleaveRows);
   constexpr int kBlocks = Cols / kQuantBlockElems;
   constexpr int64_t kBlockBytes = Ops::kRows * block_quant_bytes(T);
@@ -51,6 +53,7 @@ void dot_groups_blocks(const uint8_t* first_group, Q8In x, typename Ops::Acc (&a
   typename Ops::Acc sums[NGroups * NVecs];
   for (auto& a : sums) a = Ops::zero();
   for (int b = 0; b < kBlocks; ++b) {
+    const TokenBlocks tokens{x.qs + b * kQuantBlockElems, Cols, starts_from<T>(starts, b), kBlocks};
     for (int g = 0; g < NGroups; ++g) {
       const uint8_t* group = first_group + g * kGroupBytes;
       const uint8_t* quants = group + interleaved_scales_bytes(T, Cols);
@@ -65,11 +68,13 @@ void dot_groups_blocks(const uint8_t* first_group, Q8In x, typename Ops::Acc (&a
       else
         w_scales = Ops::weight_scales(halves);
       const typename Ops::Acc mins = T == TensorType::Q5_1 ? Ops::weight_scales(halves + Ops::kRows) : Ops::zero();
+      typename Ops::Rows dots[NVecs];
+      block_products<Ops, T, NVecs>(w, tokens, dots);
+#pragma GCC unroll 16
       for (int t = 0; t < NVecs; ++t) {
         const Q8In xb = x.at_block(static_cast<int64_t>(t) * kBlocks + b);
-        const int32_t offset = code_bias(T) * xb.block_sum();
         typename Ops::Acc& sum = sums[g * NVecs + t];
-        sum = Ops::fma(Ops::template dot<T>(w, xb.qs, offset), Ops::scales(w_scales, kActivationScale * *xb.d), sum);
+        sum = Ops::fma(dots[t], Ops::scales(w_scales, kActivationScale * *xb.d), sum);
         if constexpr (T == TensorType::Q5_1) sum = Ops::fnma(mins, -xb.scaled(2), sum);
       }
     }
@@ -79,20 +84,22 @@ void dot_groups_blocks(const uint8_t* first_group, Q8In x, typename Ops::Acc (&a
 
 // acc[g * NVecs + t] (lane r) = dot(row r of group g, activation vector t)
 // for NGroups consecutive groups and NVecs consecutive Q8 vectors of Cols
-// values, any quantized type.
+// values, any quantized type; starts are chain_starts<T> of those vectors
+// (kernels/block_products.hpp).
 template <class Ops, TensorType T, int Cols, int NGroups, int NVecs>
-void dot_groups_q8(const uint8_t* first_group, Q8In x, typename Ops::Acc (&acc)[NGroups * NVecs]) {
+void dot_groups_q8(const uint8_t* first_group, Q8In x, const int32_t* starts,
+                   typename Ops::Acc (&acc)[NGroups * NVecs]) {
   if constexpr (is_super_block_type(T))
-    dot_groups_kquant<Ops, T, Cols, NGroups, NVecs, kPrefetchAheadBytes>(first_group, x, acc);
+    dot_groups_kquant<Ops, T, Cols, NGroups, NVecs, kPrefetchAheadBytes>(first_group, x, starts, acc);
   else
-    dot_groups_blocks<Ops, T, Cols, NGroups, NVecs>(first_group, x, acc);
+    dot_groups_blocks<Ops, T, Cols, NGroups, NVecs>(first_group, x, starts, acc);
 }
 
 // acc[t] (lane r) = dot(row r of the group, activation vector t) for NVecs
 // consecutive Q8 vectors of Cols values.
 template <class Ops, TensorType T, int Cols, int NVecs>
-void dot_group_q8(const uint8_t* group, Q8In x, typename Ops::Acc (&acc)[NVecs]) {
-  dot_groups_q8<Ops, T, Cols, 1, NVecs>(group, x, acc);
+void dot_group_q8(const uint8_t* group, Q8In x, const int32_t* starts, typename Ops::Acc (&acc)[NVecs]) {
+  dot_groups_q8<Ops, T, Cols, 1, NVecs>(group, x, starts, acc);
 }
 
 }  // namespace kiln::kernels

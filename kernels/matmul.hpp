@@ -80,10 +80,16 @@ void matmul_row_tile(const uint8_t* w, int tile, const X* x, float* y, int n_tok
     for (int t = 0; t < n_tokens; ++t) matmul_rows_token<T, Rows, Cols, S, Rows % RowTile>(w, r0, t, x, y);
 }
 
-// Quantized weights: a group of 8 interleaved rows for 6 tokens at a time,
-// so decoding a weight block is shared by 6 tokens (of 2..6, 6 measured best
-// on AVX2 for both Q8_0 and Q4_0, 256 x 2048 times 512 tokens).
-inline constexpr int kQ8TokenTile = 6;
+// Quantized weights: a group of interleaved rows for a tile of tokens at a
+// time, so decoding a weight block is shared by the tile: 6 tokens token by
+// token (of 2..6, 6 measured best on AVX2 for both Q8_0 and Q4_0, 256 x 2048
+// times 512 tokens), 12 where the instruction set multiplies them together
+// (kernels/block_products.hpp).
+inline constexpr int kQ8TokenTile = NativeInt8Ops::kTokenTile;
+// The tokens left after whole tiles go in tiles of this many (if fewer than
+// a tile), then one by one; fewer tokens than this in all take the
+// generation path (matmul_vector_groups).
+inline constexpr int kQ8RestTile = NativeInt8Ops::kRestTile;
 
 // Token t's results for the rows of interleaved group g, stored or added.
 template <int Rows, Store S>
@@ -99,10 +105,11 @@ void store_group(const NativeInt8Ops::Acc& acc, int g, int t, float* y) {
 
 // y for the rows of interleaved group g and tokens t0 .. t0 + NTokens - 1.
 template <TensorType T, int Rows, int Cols, Store S, int NTokens>
-void matmul_group_tile(const uint8_t* group, int g, int t0, Q8In x, float* y) {
+void matmul_group_tile(const uint8_t* group, int g, int t0, Q8In x, const int32_t* starts, float* y) {
   using Ops = NativeInt8Ops;
   typename Ops::Acc acc[NTokens];
-  dot_group_q8<Ops, T, Cols, NTokens>(group, x.at_block(static_cast<int64_t>(t0) * (Cols / kQuantBlockElems)), acc);
+  const int64_t first_block = static_cast<int64_t>(t0) * (Cols / kQuantBlockElems);
+  dot_group_q8<Ops, T, Cols, NTokens>(group, x.at_block(first_block), starts_from<T>(starts, first_block), acc);
   for (int t = 0; t < NTokens; ++t) store_group<Rows, S>(acc[t], g, t0 + t, y);
 }
 
@@ -116,38 +123,43 @@ inline constexpr int kVectorGroups = 4;
 
 // y for token t and the rows of NGroups interleaved groups from g0.
 template <TensorType T, int Rows, int Cols, Store S, int NGroups>
-void matmul_groups_token(const uint8_t* w, int g0, int t, Q8In x, float* y) {
+void matmul_groups_token(const uint8_t* w, int g0, int t, Q8In x, const int32_t* starts, float* y) {
   using Ops = NativeInt8Ops;
   typename Ops::Acc acc[NGroups];
-  dot_groups_q8<Ops, T, Cols, NGroups, 1>(w + g0 * interleaved_group_bytes(T, Cols),
-                                          x.at_block(static_cast<int64_t>(t) * (Cols / kQuantBlockElems)), acc);
+  const int64_t first_block = static_cast<int64_t>(t) * (Cols / kQuantBlockElems);
+  dot_groups_q8<Ops, T, Cols, NGroups, 1>(w + g0 * interleaved_group_bytes(T, Cols), x.at_block(first_block),
+                                          starts_from<T>(starts, first_block), acc);
   for (int i = 0; i < NGroups; ++i) store_group<Rows, S>(acc[i], g0 + i, t, y);
 }
 
 // Units of kVectorGroups groups (the last ones single groups), every token
 // on its own; work-shared over units.
 template <TensorType T, int Rows, int Cols, Store S>
-void matmul_vector_groups(const uint8_t* w, Q8In x, float* y, int n_tokens) {
+void matmul_vector_groups(const uint8_t* w, Q8In x, const int32_t* starts, float* y, int n_tokens) {
   constexpr int kGroups = static_cast<int>(interleaved_groups(Rows));
   constexpr int kWhole = kGroups / kVectorGroups, kSingles = kGroups % kVectorGroups;
 #pragma omp for schedule(static) nowait
   for (int unit = 0; unit < kWhole + kSingles; ++unit)
     for (int t = 0; t < n_tokens; ++t) {
       if (unit < kWhole)
-        matmul_groups_token<T, Rows, Cols, S, kVectorGroups>(w, unit * kVectorGroups, t, x, y);
+        matmul_groups_token<T, Rows, Cols, S, kVectorGroups>(w, unit * kVectorGroups, t, x, starts, y);
       else
-        matmul_groups_token<T, Rows, Cols, S, 1>(w, kWhole * kVectorGroups + unit - kWhole, t, x, y);
+        matmul_groups_token<T, Rows, Cols, S, 1>(w, kWhole * kVectorGroups + unit - kWhole, t, x, starts, y);
     }
 }
 
-// The rows of interleaved group g for every token.
+// The rows of interleaved group g for every token: whole tiles, then tiles
+// of kQ8RestTile, then one by one.
 template <TensorType T, int Rows, int Cols, Store S>
-void matmul_group(const uint8_t* w, int g, Q8In x, float* y, int n_tokens) {
+void matmul_group(const uint8_t* w, int g, Q8In x, const int32_t* starts, float* y, int n_tokens) {
   const uint8_t* group = w + g * interleaved_group_bytes(T, Cols);
   int t0 = 0;
   for (; t0 + kQ8TokenTile <= n_tokens; t0 += kQ8TokenTile)
-    matmul_group_tile<T, Rows, Cols, S, kQ8TokenTile>(group, g, t0, x, y);
-  for (; t0 < n_tokens; ++t0) matmul_group_tile<T, Rows, Cols, S, 1>(group, g, t0, x, y);
+    matmul_group_tile<T, Rows, Cols, S, kQ8TokenTile>(group, g, t0, x, starts, y);
+  if constexpr (kQ8RestTile < kQ8TokenTile)
+    for (; t0 + kQ8RestTile <= n_tokens; t0 += kQ8RestTile)
+      matmul_group_tile<T, Rows, Cols, S, kQ8RestTile>(group, g, t0, x, starts, y);
+  for (; t0 < n_tokens; ++t0) matmul_group_tile<T, Rows, Cols, S, 1>(group, g, t0, x, starts, y);
 }
 
 // The kind of panel a prompt's float weights of type T take (matmul_float.hpp).
@@ -174,6 +186,23 @@ constexpr int token_chunk() {
 }
 
 struct RoundedChunk;
+struct ChunkStarts;
+
+// This thread's copy of a chunk's chain starts (kernels/block_products.hpp),
+// for the types whose products start from one: each thread computes the
+// whole chunk's for itself, no barrier.
+template <TensorType T, int Cols, int Chunk>
+const int32_t* chunk_starts(Q8In x, int n_tokens) {
+  if constexpr (code_bias(T) == 0) {
+    (void)x, (void)n_tokens;
+    return nullptr;
+  } else {
+    constexpr int64_t kBlocks = Cols / kQuantBlockElems;
+    int32_t* starts = thread_buffer<ChunkStarts, int32_t, Chunk * kBlocks * starts_per_block(T)>();
+    chain_starts<T>(x, n_tokens * kBlocks, starts);
+    return starts;
+  }
+}
 
 // What the row tiles of float weights read: the activations, or for
 // reads_bf16 this thread's rounded copy of them (bfloat16 for vdpbf16ps,
@@ -214,14 +243,13 @@ void matmul_units(const uint8_t* w, const MatmulInput& x, float* y, int n_tokens
     const MatmulInput chunk = x.from_token<Cols>(t0);
     float* y_chunk = y + static_cast<int64_t>(t0) * Rows;
     if constexpr (reads_q8(T)) {
-      if (n < kQ8TokenTile) {
-        matmul_vector_groups<T, Rows, Cols, S>(w, chunk.q8, y_chunk, n);
+      const int32_t* starts = chunk_starts<T, Cols, kChunk>(chunk.q8, n);
+      if (n < kQ8RestTile) {
+        matmul_vector_groups<T, Rows, Cols, S>(w, chunk.q8, starts, y_chunk, n);
         continue;
       }
-    }
-    if constexpr (reads_q8(T)) {
 #pragma omp for schedule(static) nowait
-      for (int unit = 0; unit < kUnits; ++unit) matmul_group<T, Rows, Cols, S>(w, unit, chunk.q8, y_chunk, n);
+      for (int unit = 0; unit < kUnits; ++unit) matmul_group<T, Rows, Cols, S>(w, unit, chunk.q8, starts, y_chunk, n);
     } else if constexpr (kPanels) {
       using Kind = PanelsOf<T>;
       const auto* vectors = row_tile_input<T, Cols, kChunk>(chunk.f, n);

@@ -17,6 +17,11 @@ namespace kiln::kernels::arch {
 struct Avx512VnniInt8Ops {
   static constexpr int kRows = 16;
   static constexpr int kVector = 64;  // bytes of one interleaved vector
+  // A prompt's tile of tokens (kernels/matmul.hpp): dot_tokens keeps a chain
+  // and a float sum per token, with the 8 code vectors in 32 registers.
+  static constexpr int kTokenTile = 12;
+  // The tokens left after whole tiles: tiles of 4, then one by one.
+  static constexpr int kRestTile = 4;
 
   // The block's 8 code vectors (kernels/interleave_unit.hpp: vector v holds
   // elements 4v.., vector 4 + v elements 16 + 4v..), unsigned: Q8_0's and
@@ -132,6 +137,27 @@ struct Avx512VnniInt8Ops {
     if constexpr (S == CodeSpan::Low) return low;
     if constexpr (S == CodeSpan::High) return high;
     return _mm512_add_epi32(low, high);
+  }
+
+  // The products of NVecs tokens with span S of w, token t's x at x + t *
+  // token_bytes, each chain started from the token's start (start[t *
+  // start_stride], or zero without starts). Each weight vector meets every
+  // token before the next one does, so the tokens' chains are all in flight
+  // together: one chain per token suffices, where a token alone needs two
+  // (dot_codes) and then an add on the ports vpdpbusd competes for.
+  template <CodeSpan S, int NVecs>
+  static void dot_tokens(const Quants& w, const int8_t* x, int64_t token_bytes, const int32_t* start,
+                         int64_t start_stride, Rows (&out)[NVecs]) {
+    if constexpr (NVecs == 1) {
+      out[0] = dot_codes<S, 255>(w, x, start ? -start[0] : 0);
+      return;
+    }
+    for (int t = 0; t < NVecs; ++t) out[t] = start ? _mm512_set1_epi32(start[t * start_stride]) : _mm512_setzero_si512();
+    for (int v = span_begin(S) / 4; v < span_end(S) / 4; ++v) {
+      // Code vector v holds each row's elements 4v .. 4v + 3 (see Quants).
+#pragma GCC unroll 16
+      for (int t = 0; t < NVecs; ++t) out[t] = _mm512_dpbusd_epi32(out[t], w.w[v], broadcast4(x + t * token_bytes, 4 * v));
+    }
   }
 
   static Acc zero() { return _mm512_setzero_ps(); }

@@ -16,6 +16,10 @@ namespace kiln::kernels::arch {
 struct NeonDotInt8Ops {
   static constexpr int kRows = 8;
   static constexpr int kVector = 32;  // bytes of one interleaved vector
+  // A prompt's tile of tokens (kernels/matmul.hpp), token by token; the
+  // tokens left after whole tiles go one by one.
+  static constexpr int kTokenTile = 6;
+  static constexpr int kRestTile = kTokenTile;
 
   // The block's 8 code vectors (kernels/interleave_unit.hpp: vector v holds
   // elements 4v.., vector 4 + v elements 16 + 4v..), each as rows 0-3 and

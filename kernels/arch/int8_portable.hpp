@@ -33,6 +33,10 @@ struct PortableInt8Ops {
   // The parts of kernels/interleave_unit.hpp, read for row r and element e
   // (0..31) in vectors of 4 bytes per row.
   static constexpr int kVector = 4 * kRows;
+  // A prompt's tile of tokens (kernels/matmul.hpp), token by token; the
+  // tokens left after whole tiles go one by one.
+  static constexpr int kTokenTile = 6;
+  static constexpr int kRestTile = kTokenTile;
   static int nibble(const uint8_t* nibbles, int r, int e) {
     return nibbles[e % 16 / 4 * kVector + r * 4 + e % 4] >> (4 * (e / 16)) & 0x0f;
   }

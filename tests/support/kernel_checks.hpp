@@ -188,7 +188,9 @@ void check_matmul() {
       for (int g = 0; g < kernels::interleaved_groups(Rows); ++g) {
         Ops::Acc out[1];
         const uint8_t* group = w.data() + g * kernels::interleaved_group_bytes(T, Cols);
-        kernels::dot_group_q8<Ops, T, Cols, 1>(group, x.at(t).q8, out);
+        std::vector<int32_t> starts(Cols / kernels::kQuantBlockElems * kernels::starts_per_block(T));
+        kernels::chain_starts<T>(x.at(t).q8, Cols / kernels::kQuantBlockElems, starts.data());
+        kernels::dot_group_q8<Ops, T, Cols, 1>(group, x.at(t).q8, starts.data(), out);
         const int r0 = g * kernels::kInterleaveRows;
         Ops::store(out[0], y_portable.data() + t * Rows + r0, std::min(kernels::kInterleaveRows, Rows - r0));
       }
