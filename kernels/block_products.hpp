@@ -54,7 +54,9 @@ struct TokenBlocks {
 template <class Ops, int NVecs>
 concept MultipliesTokensTogether =
     requires(const typename Ops::Quants& w, const int8_t* qs, int64_t n, const int32_t* s,
-             typename Ops::Rows (&out)[NVecs]) { Ops::template dot_tokens<arch::CodeSpan::Both, NVecs>(w, qs, n, s, n, out); };
+             typename Ops::Rows (&out)[NVecs]) {
+      Ops::template dot_tokens<arch::CodeSpan::Both, NVecs>(w, qs, n, s, n, out);
+    };
 
 // out[t] = token t's product with span S of the decoded codes w (at most
 // MaxCode), from its start.

@@ -87,9 +87,11 @@ void dot_groups_kquant(const uint8_t* first_group, Q8In x, const int32_t* starts
           TokenBlocks high_half = tokens;
           ++high_half.start;
           span_products<Ops, CodeSpan::Low, kMaxCode, NVecs>(w, tokens, dots);
-          for (int t = 0; t < NVecs; ++t) sums[t] = Ops::fma(dots[t], Ops::scales(scale_low, x.d[t * kBlocks + b]), sums[t]);
+          for (int t = 0; t < NVecs; ++t)
+            sums[t] = Ops::fma(dots[t], Ops::scales(scale_low, x.d[t * kBlocks + b]), sums[t]);
           span_products<Ops, CodeSpan::High, kMaxCode, NVecs>(w, high_half, dots);
-          for (int t = 0; t < NVecs; ++t) sums[t] = Ops::fma(dots[t], Ops::scales(scale_high, x.d[t * kBlocks + b]), sums[t]);
+          for (int t = 0; t < NVecs; ++t)
+            sums[t] = Ops::fma(dots[t], Ops::scales(scale_high, x.d[t * kBlocks + b]), sums[t]);
         } else if constexpr (T == TensorType::Q2_K) {
           const Acc dmin = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super + 2 * R));
           const uint8_t* packed = super + 4 * R;  // scale | min << 4, for each half
@@ -110,7 +112,8 @@ void dot_groups_kquant(const uint8_t* first_group, Q8In x, const int32_t* starts
         } else if constexpr (T == TensorType::IQ4_XS) {
           const Acc scale = Ops::mul(d, Ops::template byte_scales<true>(super + 2 * R + u * R));
           block_products<Ops, TensorType::IQ4_NL, NVecs>(w, tokens, dots);
-          for (int t = 0; t < NVecs; ++t) sums[t] = Ops::fma(dots[t], Ops::scales(scale, x.d[t * kBlocks + b]), sums[t]);
+          for (int t = 0; t < NVecs; ++t)
+            sums[t] = Ops::fma(dots[t], Ops::scales(scale, x.d[t * kBlocks + b]), sums[t]);
         } else {
           const Acc dmin = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super + 2 * R));
           const Acc scale = Ops::mul(d, Ops::template byte_scales<false>(super + 4 * R + u * R));

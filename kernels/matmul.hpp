@@ -249,7 +249,8 @@ void matmul_units(const uint8_t* w, const MatmulInput& x, float* y, int n_tokens
         continue;
       }
 #pragma omp for schedule(static) nowait
-      for (int unit = 0; unit < kUnits; ++unit) matmul_group<T, Rows, Cols, S>(w, unit, chunk.q8, starts, y_chunk, n);
+      for (int unit = 0; unit < kUnits; ++unit)
+        matmul_group<T, Rows, Cols, S>(w, unit, chunk.q8, starts, y_chunk, n);
     } else if constexpr (kPanels) {
       using Kind = PanelsOf<T>;
       const auto* vectors = row_tile_input<T, Cols, kChunk>(chunk.f, n);

@@ -152,11 +152,13 @@ struct Avx512VnniInt8Ops {
       out[0] = dot_codes<S, 255>(w, x, start ? -start[0] : 0);
       return;
     }
-    for (int t = 0; t < NVecs; ++t) out[t] = start ? _mm512_set1_epi32(start[t * start_stride]) : _mm512_setzero_si512();
+    for (int t = 0; t < NVecs; ++t)
+      out[t] = start ? _mm512_set1_epi32(start[t * start_stride]) : _mm512_setzero_si512();
     for (int v = span_begin(S) / 4; v < span_end(S) / 4; ++v) {
       // Code vector v holds each row's elements 4v .. 4v + 3 (see Quants).
 #pragma GCC unroll 16
-      for (int t = 0; t < NVecs; ++t) out[t] = _mm512_dpbusd_epi32(out[t], w.w[v], broadcast4(x + t * token_bytes, 4 * v));
+      for (int t = 0; t < NVecs; ++t)
+        out[t] = _mm512_dpbusd_epi32(out[t], w.w[v], broadcast4(x + t * token_bytes, 4 * v));
     }
   }
 
