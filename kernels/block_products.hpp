@@ -27,7 +27,7 @@ void chain_starts(Q8In x, int64_t n_blocks, int32_t* out) {
   if constexpr (starts_per_block(T) == 2) {
     for (int64_t i = 0; i < 2 * n_blocks; ++i) out[i] = -kBias * x.sum[i];
   } else {
-    for (int64_t b = 0; b < n_blocks; ++b) out[b] = -kBias * (x.sum[2 * b] + x.sum[2 * b + 1]);
+    for (int64_t b = 0; b < n_blocks; ++b) out[b] = -kBias * x.at_block(b).block_sum();
   }
 }
 
