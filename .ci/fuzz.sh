@@ -20,7 +20,7 @@ if [ ! -d "$shared/tokenizer-tests" ] || [ ! -d "$shared/models" ]; then
 fi
 
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_FUZZ=ON \
-  -DKILN_SANITIZE=ON -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link -DKILN_BUILD_TESTS=ON \
+  -DKILN_SANITIZE=ON -DKILN_BUILD_TESTS=ON \
   -DKILN_SHARED_DIR="$shared" -DKILN_MODEL= -DKILN_SYNTHETIC_PRESET= >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz_gguf fuzz_state_file fuzz_tokenizer_spm fuzz_tokenizer_bpe \
   fuzz_chat_template fuzz_openai_request fuzz_http_request fuzz_gbnf fuzz_json_schema fuzz_seeds kiln-synth >/dev/null
