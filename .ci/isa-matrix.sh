@@ -61,7 +61,19 @@ cpu_runs() {
 
 # The kernel suites: the list tests/CMakeLists.txt reads too.
 mapfile -t kernel_tests < tests/kernel_tests.txt
-kernel_regex="^($(IFS='|'; echo "${kernel_tests[*]}"))\$"
+# ctest's pattern for a list of suites (e2e_synth_combos runs as several
+# ctest tests, e2e_synth_combos.<model>).
+suites_regex() { echo "^($(IFS='|'; echo "$*"))(\\..+)?\$"; }
+# The suites of float code only (xsimd's vectors, fp16 conversions) and of
+# threads. The int8 products and the BF16 pairs leave their code
+# unchanged, so a level that differs from another only there compiles them
+# as the other does.
+float_suites=(test_kernels test_kernels_arch test_team test_team_backoff)
+without_float_suites() {
+  for t in "$@"; do
+    [[ " ${float_suites[*]} " == *" $t "* ]] || echo "$t"
+  done
+}
 
 # The compiler's macros that choose code paths: kiln's (kernels/arch/,
 # fp16.hpp, bf16_pairs.hpp) and xsimd's (its config header). Two levels with
@@ -72,10 +84,10 @@ path_macros() {
     sort | tr '\n' ' '
 }
 native_paths=$(path_macros native)
+# The same without the macros of the int8 products and the BF16 pairs.
+float_paths() { path_macros "$1" | tr ' ' '\n' | grep -Ev '^AVX512(VNNI|BF16|FP16)$' | tr '\n' ' '; }
+native_float_paths=$(float_paths native)
 
-suites=("${kernel_tests[@]}" e2e_synth_combos)
-# e2e_synth_combos runs as several ctest tests, e2e_synth_combos.<model>.
-suites_regex="^($(IFS='|'; echo "${suites[*]}"))(\\..+)?\$"
 for level in x86-64 x86-64-v3 x86-64-v4 cooperlake; do
   # x86-64-v4 is always built: the start-up check below runs its program.
   if [ "$level" != x86-64-v4 ] && [ "$(path_macros "$level")" = "$native_paths" ]; then
@@ -85,16 +97,17 @@ for level in x86-64 x86-64-v3 x86-64-v4 cooperlake; do
   dir=build-isa-$level
   configure "$dir" -DKILN_ARCH="$level"
   targets=("${kernel_tests[@]}")
-  regex=$kernel_regex
   what="kernel suites"
   if [ "$level" = x86-64 ]; then
-    targets=("${suites[@]}")
-    regex=$suites_regex
+    targets+=(e2e_synth_combos)
     what="kernel and mixed-model end-to-end suites"
+  elif [ "$(float_paths "$level")" = "$native_float_paths" ]; then
+    mapfile -t targets < <(without_float_suites "${kernel_tests[@]}")
+    what="kernel suites but the float ones (native's code)"
   fi
   cmake --build "$dir" -j"$jobs" --target "${targets[@]}"
   if cpu_runs "$level"; then
-    ctest --test-dir "$dir" --output-on-failure -j"$jobs" -R "$regex"
+    ctest --test-dir "$dir" --output-on-failure -j"$jobs" -R "$(suites_regex "${targets[@]}")"
     echo "isa-matrix: $level: $what passed after $((SECONDS - start)) s"
   else
     echo "isa-matrix: $level: built, NOT run (this CPU lacks the level) after $((SECONDS - start)) s"
@@ -131,22 +144,15 @@ arm=(-DCMAKE_TOOLCHAIN_FILE=scripts/toolchains/aarch64-linux-gnu.cmake -DKILN_IN
 
 configure build-isa-aarch64 "${arm[@]}" -DKILN_ARCH=armv8.2-a+dotprod
 # The host's cpp-httplib is an x86-64 library: the cross build leaves the server out (said at configure).
-cmake --build build-isa-aarch64 -j"$jobs" --target "${suites[@]}"
-ctest --test-dir build-isa-aarch64 --output-on-failure -j"$jobs" -R "$suites_regex"
+cmake --build build-isa-aarch64 -j"$jobs" --target "${kernel_tests[@]}" e2e_synth_combos
+ctest --test-dir build-isa-aarch64 --output-on-failure -j"$jobs" -R "$(suites_regex "${kernel_tests[@]}" e2e_synth_combos)"
 echo "isa-matrix: aarch64 (armv8.2-a+dotprod): kernel and mixed-model end-to-end suites passed under qemu after $((SECONDS - start)) s"
 
-# armv8-a compiles one choice differently from armv8.2-a+dotprod: the int8
-# products (kernels/arch/int8.hpp: the portable ones without sdot, and with
-# them the rows interleaved per group) and the start-up check that asks for
-# sdot. The suites of float kernels, threads and the probe build the same
-# code on both and ran above.
-same_on_arm=(test_kernels test_kernels_arch test_machine_probe test_team test_team_backoff)
-base_tests=()
-for t in "${kernel_tests[@]}"; do
-  [[ " ${same_on_arm[*]} " == *" $t "* ]] || base_tests+=("$t")
-done
-base_regex="^($(IFS='|'; echo "${base_tests[*]}"))\$"
+# armv8-a differs from armv8.2-a+dotprod only in the int8 products
+# (kernels/arch/int8.hpp: the portable ones without sdot, and with them the
+# rows interleaved per group) and the start-up check that asks for sdot.
+mapfile -t base_tests < <(without_float_suites "${kernel_tests[@]}")
 configure build-isa-aarch64-base "${arm[@]}" -DKILN_ARCH=armv8-a
 cmake --build build-isa-aarch64-base -j"$jobs" --target "${base_tests[@]}"
-ctest --test-dir build-isa-aarch64-base --output-on-failure -j"$jobs" -R "$base_regex"
+ctest --test-dir build-isa-aarch64-base --output-on-failure -j"$jobs" -R "$(suites_regex "${base_tests[@]}")"
 echo "isa-matrix: aarch64 baseline (armv8-a) kernel tests passed under qemu after $((SECONDS - start)) s"
