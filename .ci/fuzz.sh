@@ -71,7 +71,7 @@ run() {  # name seed-folder [libFuzzer flags]
   "$build/tests/fuzz/$name" "$corpus" "$seed" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -malloc_limit_mb=512 -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-" "$@" 2>"$build/$name.log" ||
     { tail -n 60 "$build/$name.log" >&2; echo "fuzz: $name FAILED (log: $build/$name.log)" >&2; exit 1; }
-  grep -E "^stat::number_of_executed_units" "$build/$name.log" >&2 || true
+  sed -n "s/^stat::number_of_executed_units: */fuzz: $name: inputs run: /p" "$build/$name.log" >&2
 }
 # A fuzzer runs on one core: as many at once as there are cores. A failing
 # one ends the script (set -e) at the wait that collects it.
