@@ -9,7 +9,9 @@
 #     the baseline also the end-to-end suite of mixed-type models (every
 #     weight type, both architectures, against the reference forward pass)
 #     on 4-lane vectors. A level whose code paths are native's (the same
-#     instruction-set macros) is left to the native build. What does not
+#     instruction-set macros) is left to the native build, and one that
+#     differs only in the int8 products and the BF16 pairs skips the suites
+#     of float kernels and threads (native's code). What does not
 #     depend on the instruction set (tokenizers, chat, files) is tested
 #     once, by the native build;
 #   aarch64, cross-compiled: armv8.2-a+dotprod, the kernel suites and the
