@@ -76,13 +76,13 @@ inline __m512bh as_bf16_pairs(__m512i v) {
 }  // namespace detail
 
 // out[r][t] = dot(weight row r, vector t) for NRows BF16 weight rows of Cols
-// values (consecutive, from w) and NVecs rounded activation vectors
-// (consecutive, Cols apart, from x). A row's last partial step is loaded
-// with zeros past its end.
-template <int Cols, int NRows, int NVecs>
+// values (from w, RowBytes apart: consecutive by default) and NVecs rounded
+// activation vectors (consecutive, Cols apart, from x). A row's last partial
+// step is loaded with zeros past its end.
+template <int Cols, int NRows, int NVecs, int64_t RowBytes = int64_t{Cols} * 2>
 void dot_tile_bf16(const uint8_t* w, const uint16_t* x, float (&out)[NRows][NVecs]) {
   constexpr int kStep = 32;  // bfloat16 values in a 512-bit register
-  constexpr int64_t kRowBytes = static_cast<int64_t>(Cols) * sizeof(uint16_t);
+  constexpr int64_t kRowBytes = RowBytes;
   __m512 acc[NRows][NVecs];
   for (auto& row_acc : acc)
     for (auto& a : row_acc) a = _mm512_setzero_ps();

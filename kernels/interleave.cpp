@@ -72,6 +72,8 @@ void interleave_matrix(TensorType t, const void* gguf, void* out, int64_t rows, 
 void pack_matrix(TensorType t, const void* gguf, void* out, int64_t rows, int64_t cols) {
   if (in_float_columns(t, cols))
     pack_float_columns(static_cast<const float*>(gguf), static_cast<float*>(out), rows, cols);
+  else if (has_padded_rows(t, cols))
+    pad_float_rows(t, gguf, out, rows, cols);
   else
     interleave_matrix(t, gguf, out, rows, cols);
 }

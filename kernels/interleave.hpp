@@ -34,6 +34,7 @@
 
 #include "kernels/arch/int8.hpp"
 #include "kernels/float_columns.hpp"
+#include "kernels/float_rows.hpp"
 #include "kernels/interleave_k.hpp"
 #include "kernels/interleave_unit.hpp"
 #include "kernels/quant.hpp"
@@ -82,9 +83,11 @@ constexpr int64_t interleaved_bytes(TensorType t, int64_t rows, int64_t cols) {
 void interleave_matrix(TensorType t, const void* gguf, void* out, int64_t rows, int64_t cols);
 
 // Whether the matmul reads a matrix of type t with rows of `cols` values in
-// a layout of its own (interleaved, or F32 column panels: float_columns.hpp)
-// instead of the GGUF's rows.
-constexpr bool is_repacked(TensorType t, int64_t cols) { return is_interleaved(t) || in_float_columns(t, cols); }
+// a layout of its own (interleaved, F32 column panels: float_columns.hpp, or
+// padded float rows: float_rows.hpp) instead of the GGUF's rows.
+constexpr bool is_repacked(TensorType t, int64_t cols) {
+  return is_interleaved(t) || in_float_columns(t, cols) || has_padded_rows(t, cols);
+}
 
 // Bytes of one rows x cols matrix as the matmul reads it: repacked, or the
 // GGUF's rows as they are. A tensor that stacks several matrices (a
@@ -92,7 +95,7 @@ constexpr bool is_repacked(TensorType t, int64_t cols) { return is_interleaved(t
 constexpr int64_t matmul_matrix_bytes(TensorType t, int64_t rows, int64_t cols) {
   if (is_interleaved(t)) return interleaved_bytes(t, rows, cols);
   if (in_float_columns(t, cols)) return float_columns_bytes(rows, cols);
-  return rows * static_cast<int64_t>(row_bytes(t, cols));
+  return rows * float_row_stride(t, cols);
 }
 
 // Writes the rows x cols matrix `gguf` (GGUF layout, type t, is_repacked)

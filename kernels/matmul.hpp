@@ -8,6 +8,7 @@
 #include "kernels/bf16_pairs.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/dot_q8.hpp"
+#include "kernels/float_rows.hpp"
 #include "kernels/matmul_columns.hpp"
 #include "kernels/matmul_float.hpp"
 #include "kernels/quant.hpp"
@@ -49,16 +50,16 @@ inline constexpr int kVectorRowTile = kFloatRegisters >= 32 ? 16 : 4;
 // (reads_bf16) rounded ones.
 template <TensorType T, int Rows, int Cols, Store S, int NRows, class X>
 void matmul_rows_token(const uint8_t* w, int r0, int t, const X* x, float* y) {
-  constexpr auto kRowBytes = static_cast<int64_t>(row_bytes(T, Cols));
+  constexpr int64_t kRowBytes = float_row_stride(T, Cols);
   float out[NRows][1];
   const uint8_t* rows = w + r0 * kRowBytes;
   const X* vector = x + static_cast<int64_t>(t) * Cols;
 #ifdef KILN_BF16_PAIRS
   if constexpr (std::is_same_v<X, uint16_t>)
-    dot_tile_bf16<Cols, NRows, 1>(rows, vector, out);
+    dot_tile_bf16<Cols, NRows, 1, kRowBytes>(rows, vector, out);
   else
 #endif
-    dot_tile<T, Cols, NRows, 1>(rows, vector, out);
+    dot_tile<T, Cols, NRows, 1, kRowBytes>(rows, vector, out);
   for (int r = 0; r < NRows; ++r) {
     float& dst = y[static_cast<int64_t>(t) * Rows + r0 + r];
     dst = S == Store::Add ? dst + out[r][0] : out[r][0];

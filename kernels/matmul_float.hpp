@@ -26,6 +26,7 @@
 #include <cstring>
 
 #include "kernels/dot.hpp"
+#include "kernels/float_rows.hpp"
 #include "kernels/store.hpp"
 #include "kernels/thread_buffer.hpp"
 #include "kernels/weight_row.hpp"
@@ -144,7 +145,7 @@ template <class Kind, TensorType T, int Rows, int Cols, Store S, int NRows, int 
 void panel_tile(const typename Kind::Elem* panel, const uint8_t* rows, int r0, int t0, int v0,
                 const typename Kind::Elem* packed, const typename Kind::Elem* x, float* partials, float* y) {
   constexpr int kVectors = Kind::template kVectors<Cols>, kBlock = kBlockVectors<Kind>;
-  constexpr auto kRowBytes = static_cast<int64_t>(row_bytes(T, Cols));
+  constexpr int64_t kRowBytes = float_row_stride(T, Cols);
   const bool first = v0 == 0, last = v0 + kBlock >= kVectors;
   const int vectors = std::min(v0 + kBlock, kVectors) - v0;
   float* saved = partials + int64_t{t0} * NRows * kFloatLanes;
@@ -174,7 +175,7 @@ void matmul_panel_rows(const uint8_t* w, int r0, const typename Kind::Elem* pack
                        float* y, int n_tokens) {
   using Elem = typename Kind::Elem;
   constexpr int kVectors = Kind::template kVectors<Cols>, kBlock = kBlockVectors<Kind>, kElems = Kind::kElems;
-  constexpr auto kRowBytes = static_cast<int64_t>(row_bytes(T, Cols));
+  constexpr int64_t kRowBytes = float_row_stride(T, Cols);
   const uint8_t* rows = w + r0 * kRowBytes;
   Elem* panel = thread_buffer<Panel, Elem, int64_t{NRows} * kBlock * kElems>();
   float* partials = thread_buffer<PanelPartials, float, int64_t{Chunk} * NRows * kFloatLanes>();

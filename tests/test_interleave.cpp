@@ -272,4 +272,25 @@ TEST_CASE("float columns: each value at its row's lane of its column, zero rows 
     }
 }
 
+TEST_CASE("float rows: a row of an even number of cache lines, 2 KiB or more, is followed by one of zeros") {
+  CHECK(float_row_stride(TensorType::F32, 2048) == 8192 + 64);
+  CHECK(float_row_stride(TensorType::F16, 1088) == 2176 + 64);  // 34 lines
+  CHECK(float_row_stride(TensorType::BF16, 4096) == 8192 + 64);
+  CHECK(float_row_stride(TensorType::F32, 528) == 2112);   // 33 lines: already odd
+  CHECK(float_row_stride(TensorType::F16, 512) == 1024);   // under 2 KiB
+  CHECK(float_row_stride(TensorType::F32, 1043) == 4172);  // not whole lines
+  CHECK_FALSE(is_repacked(TensorType::F32, 1043));
+  CHECK(float_row_stride(TensorType::Q8_0, 2048) == static_cast<int64_t>(row_bytes(TensorType::Q8_0, 2048)));
+  constexpr int64_t kRows = 3, kCols = 1024;
+  REQUIRE(is_repacked(TensorType::F32, kCols));
+  CHECK(matmul_matrix_bytes(TensorType::F32, kRows, kCols) == kRows * (kCols * 4 + 64));
+
+  std::vector<float> w(kRows * kCols);
+  for (int64_t i = 0; i < kRows * kCols; ++i) w[i] = static_cast<float>(i + 1);
+  std::vector<float> out(static_cast<size_t>(matmul_matrix_bytes(TensorType::F32, kRows, kCols) / 4), -1.0f);
+  pack_matrix(TensorType::F32, w.data(), out.data(), kRows, kCols);
+  for (int64_t r = 0; r < kRows; ++r)
+    for (int64_t k = 0; k < kCols + 16; ++k) CHECK(out[r * (kCols + 16) + k] == (k < kCols ? w[r * kCols + k] : 0.0f));
+}
+
 }  // namespace

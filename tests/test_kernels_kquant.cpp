@@ -295,6 +295,7 @@ TEST_CASE("matmul: BF16") {
   check_matmul_all_rows<TensorType::BF16, 61>();
   check_matmul_all_rows<TensorType::BF16, 172>();
   check_matmul_all_rows<TensorType::BF16, 2085>();  // k-blocks of 2048 bfloat16 values (vdpbf16ps panels), the last partial
+  check_matmul_all_rows<TensorType::BF16, 2112>();  // padded rows (float_rows.hpp), the last k-block partial
 }
 
 TEST_CASE("matmul: Q4_K") {

@@ -16,6 +16,7 @@ TEST_CASE("matmul: F32") {
   check_matmul_all_rows<TensorType::F32, 61>();
   check_matmul_all_rows<TensorType::F32, 172>();
   check_matmul_all_rows<TensorType::F32, 1043>();  // two k-blocks (matmul_float.hpp), the second short, and a scalar tail
+  check_matmul_all_rows<TensorType::F32, 1056>();  // padded rows (float_rows.hpp), two k-blocks
 }
 
 TEST_CASE("matmul: F16") {
@@ -23,6 +24,7 @@ TEST_CASE("matmul: F16") {
   check_matmul_all_rows<TensorType::F16, 61>();
   check_matmul_all_rows<TensorType::F16, 172>();
   check_matmul_all_rows<TensorType::F16, 1043>();
+  check_matmul_all_rows<TensorType::F16, 1088>();  // padded rows
 }
 
 TEST_CASE("get_rows: F32, F16, Q8_0, Q4_0") {

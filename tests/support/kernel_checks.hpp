@@ -104,7 +104,7 @@ inline std::vector<uint8_t> random_weights(TensorType t, int rows, int cols, uin
   return bytes;
 }
 
-// The bytes matmul reads for a GGUF matrix: the same, or interleaved (quantized types).
+// The bytes matmul reads for a GGUF matrix: the same, or repacked (kernels::pack_matrix).
 inline std::vector<uint8_t> matmul_layout(TensorType t, const std::vector<uint8_t>& gguf, int rows, int cols) {
   if (!kernels::is_repacked(t, cols)) return gguf;
   std::vector<uint8_t> out(static_cast<size_t>(kernels::matmul_matrix_bytes(t, rows, cols)));
@@ -201,7 +201,10 @@ void check_matmul() {
     // values (BF16's are rounded: `values` is; vdpbf16ps is another sum;
     // F32's column panels, another order).
     std::vector<float> y_f32(y.size());
-    matmul<TensorType::F32, Rows, Cols>(w_float.data(), x.at(0), y_f32.data(), kMaxBatch);
+    const auto* w_bytes = reinterpret_cast<const uint8_t*>(w_float.data());
+    const std::vector<uint8_t> w_f32 =
+        matmul_layout(TensorType::F32, {w_bytes, w_bytes + w_float.size() * sizeof(float)}, Rows, Cols);
+    matmul<TensorType::F32, Rows, Cols>(w_f32.data(), x.at(0), y_f32.data(), kMaxBatch);
     expect_same_bits(y, y_f32);
   }
 
