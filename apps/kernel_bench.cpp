@@ -46,9 +46,12 @@ struct MatmulCase {
   int n_tokens;
 
   int64_t matrix_bytes = matmul_matrix_bytes(T, Rows, Cols);
-  int copies;  // of the matrix, side by side; the products take them in turn
+  // Copies of the matrix side by side, at least min_bytes in all; the
+  // products take them in turn.
+  int copies;
 
-  explicit MatmulCase(int n, int copies_ = 1) : n_tokens(n), copies(copies_) {
+  explicit MatmulCase(int n, int64_t min_bytes = 0)
+      : n_tokens(n), copies(static_cast<int>(std::max<int64_t>(1, (min_bytes + matrix_bytes - 1) / matrix_bytes))) {
     const int64_t bytes = matrix_bytes;
     auto gguf = aligned<uint8_t>(static_cast<size_t>(gguf_bytes));
     std::mt19937 rng(1);
@@ -94,8 +97,7 @@ std::string_view type_name(TensorType t) { return traits_of(t).name; }
 // reads memory.
 template <TensorType T, int Rows, int Cols>
 void run(const char* where, int reps, int64_t min_bytes = 0) {
-  const int64_t bytes = matmul_matrix_bytes(T, Rows, Cols);
-  MatmulCase<T, Rows, Cols> c(1, static_cast<int>(std::max<int64_t>(1, (min_bytes + bytes - 1) / bytes)));
+  MatmulCase<T, Rows, Cols> c(1, min_bytes);
   const double s = c.seconds(reps);
   std::printf("| %.*s | %s | %.2f | %.2f |\n", static_cast<int>(type_name(T).size()), type_name(T).data(), where,
               double(c.gguf_bytes) * reps / s / 1e9, s * 1e9 / (double(Rows) * Cols / 32 * reps));
