@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "kernels/block_products.hpp"
+#include "kernels/cache_line.hpp"
 #include "kernels/dot_kquant.hpp"
 #include "kernels/int8_dot.hpp"
 #include "kernels/interleave.hpp"
@@ -31,7 +32,6 @@ constexpr bool reads_q8(TensorType t) { return is_interleaved(t); }
 // (docs/benchmarks.md, "Kernel measurements"). Float weights, read in several
 // row streams, were slower with it and do without.
 inline constexpr int64_t kPrefetchAheadBytes = 2048;
-inline constexpr int64_t kCacheLineBytes = 64;
 
 // dot_group_q8 for the 32-element block types, over NGroups consecutive
 // groups at once: acc[g * NVecs + t] for group g and token t. Each group's

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "kernels/cache_line.hpp"
 #include "kernels/float_columns.hpp"
 #include "kernels/tensor_type.hpp"
 
@@ -22,12 +23,12 @@ namespace kiln::kernels {
 constexpr bool has_padded_rows(TensorType t, int64_t cols) {
   if ((t != TensorType::F32 && t != TensorType::F16 && t != TensorType::BF16) || in_float_columns(t, cols)) return false;
   const auto bytes = static_cast<int64_t>(row_bytes(t, cols));
-  return bytes >= 2048 && bytes % 128 == 0;
+  return bytes >= 2048 && bytes % (2 * kCacheLineBytes) == 0;
 }
 
 // Bytes from one weight row to the next as the matmul reads a float matrix.
 constexpr int64_t float_row_stride(TensorType t, int64_t cols) {
-  return static_cast<int64_t>(row_bytes(t, cols)) + (has_padded_rows(t, cols) ? 64 : 0);
+  return static_cast<int64_t>(row_bytes(t, cols)) + (has_padded_rows(t, cols) ? kCacheLineBytes : 0);
 }
 
 // Copies the rows x cols matrix `gguf` (GGUF layout, has_padded_rows) into

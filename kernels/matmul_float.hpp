@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/cache_line.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/float_rows.hpp"
 #include "kernels/store.hpp"
@@ -119,13 +120,60 @@ const typename Kind::Elem* pack_tokens(const typename Kind::Elem* x, int n_token
 template <class Kind>
 inline constexpr int kBlockVectors = kPanelBlockBytes / static_cast<int>(Kind::kElems * sizeof(typename Kind::Elem));
 
+// The weight bytes a panel takes from each of its rows for the k-block
+// from vector v0 on.
+template <class Kind, TensorType T, int Cols>
+constexpr int64_t panel_source_bytes(int v0) {
+  constexpr int kVectors = Kind::template kVectors<Cols>;
+  const int vectors = std::min(v0 + kBlockVectors<Kind>, kVectors) - v0;
+  return static_cast<int64_t>(row_bytes(T, int64_t{vectors} * Kind::kElems));
+}
+
+// The next panel's weights, asked for into L2 while the token tiles of the
+// current one run: filled from memory without it, the panel waited on every
+// line. Its cache lines are spread over the tiles and, within a tile, over
+// its steps along k: asked for in bursts, most were dropped.
+class PanelPrefetch {
+ public:
+  // NRows rows from `first`, row_stride apart, `bytes` each; `tiles` token
+  // tiles to spread them over.
+  PanelPrefetch(const uint8_t* first, int64_t row_stride, int64_t bytes, int n_rows, int tiles)
+      : first_(first), row_stride_(row_stride), row_lines_((bytes + kCacheLineBytes - 1) / kCacheLineBytes),
+        lines_(n_rows * row_lines_), tiles_(tiles) {}
+
+  // Starts the next tile's share of the lines, spread over `steps` steps.
+  void start_tile(int steps) {
+    ++tile_;
+    share_ = lines_ * tile_ / tiles_ - issued_;
+    steps_ = steps;
+    carry_ = 0;
+  }
+  // One step of the tile: the lines that fall to it (Bresenham's spacing).
+  void step() {
+    for (carry_ += share_; carry_ >= steps_; carry_ -= steps_) {
+      __builtin_prefetch(first_ + row_ * row_stride_ + line_ * kCacheLineBytes, 0, 2);
+      ++issued_;
+      if (++line_ == row_lines_) line_ = 0, ++row_;
+    }
+  }
+
+ private:
+  const uint8_t* first_;
+  int64_t row_stride_, row_lines_, lines_;
+  int tiles_, tile_ = 0;
+  int64_t steps_ = 1, share_ = 0, carry_ = 0, issued_ = 0, row_ = 0, line_ = 0;
+};
+
 // acc[r][t] += panel row r times token t for `vectors` vectors: panel rows
-// are a k-block apart, the tokens packed (pack_tokens).
+// are a k-block apart, the tokens packed (pack_tokens); `next` takes a
+// step per vector.
 template <class Kind, int NRows, int NTokens>
 inline void panel_products(const typename Kind::Elem* panel, const typename Kind::Elem* tokens, int vectors,
-                           typename Kind::Acc (&acc)[NRows][NTokens]) {
+                           typename Kind::Acc (&acc)[NRows][NTokens], PanelPrefetch& next) {
   constexpr int kElems = Kind::kElems, kRowElems = kBlockVectors<Kind> * kElems;
+  next.start_tile(vectors);
   for (int v = 0; v < vectors; ++v) {
+    next.step();
     typename Kind::Vec wk[NRows];
     for (int r = 0; r < NRows; ++r) wk[r] = Kind::load(panel + r * kRowElems + v * kElems);
     for (int t = 0; t < NTokens; ++t) {
@@ -143,7 +191,8 @@ inline void panel_products(const typename Kind::Elem* panel, const typename Kind
 // accumulators).
 template <class Kind, TensorType T, int Rows, int Cols, Store S, int NRows, int NTokens>
 void panel_tile(const typename Kind::Elem* panel, const uint8_t* rows, int r0, int t0, int v0,
-                const typename Kind::Elem* packed, const typename Kind::Elem* x, float* partials, float* y) {
+                const typename Kind::Elem* packed, const typename Kind::Elem* x, float* partials, float* y,
+                PanelPrefetch& next) {
   constexpr int kVectors = Kind::template kVectors<Cols>, kBlock = kBlockVectors<Kind>;
   constexpr int64_t kRowBytes = float_row_stride(T, Cols);
   const bool first = v0 == 0, last = v0 + kBlock >= kVectors;
@@ -154,7 +203,8 @@ void panel_tile(const typename Kind::Elem* panel, const uint8_t* rows, int r0, i
   for (int r = 0; r < NRows; ++r)
     for (int t = 0; t < NTokens; ++t)
       acc[r][t] = first ? Kind::zero() : Kind::load_acc(saved + (t * NRows + r) * kFloatLanes);
-  panel_products<Kind>(panel, packed + (int64_t{t0} * kVectors + int64_t{v0} * NTokens) * Kind::kElems, vectors, acc);
+  panel_products<Kind>(panel, packed + (int64_t{t0} * kVectors + int64_t{v0} * NTokens) * Kind::kElems, vectors, acc,
+                        next);
   if (!last) {
     for (int r = 0; r < NRows; ++r)
       for (int t = 0; t < NTokens; ++t) Kind::store_acc(acc[r][t], saved + (t * NRows + r) * kFloatLanes);
@@ -170,6 +220,8 @@ void panel_tile(const typename Kind::Elem* panel, const uint8_t* rows, int r0, i
 }
 
 // Rows r0 .. r0 + NRows - 1 for a chunk's n_tokens tokens (at most Chunk).
+// While a k-block's token tiles run, the weights of the next panel (the
+// next k-block, or the next row tile's first) are asked for.
 template <class Kind, TensorType T, int Rows, int Cols, Store S, int NRows, int TokenTile, int Chunk>
 void matmul_panel_rows(const uint8_t* w, int r0, const typename Kind::Elem* packed, const typename Kind::Elem* x,
                        float* y, int n_tokens) {
@@ -179,16 +231,22 @@ void matmul_panel_rows(const uint8_t* w, int r0, const typename Kind::Elem* pack
   const uint8_t* rows = w + r0 * kRowBytes;
   Elem* panel = thread_buffer<Panel, Elem, int64_t{NRows} * kBlock * kElems>();
   float* partials = thread_buffer<PanelPartials, float, int64_t{Chunk} * NRows * kFloatLanes>();
+  const int tiles = n_tokens / TokenTile + n_tokens % TokenTile;
   // At least one block: with fewer values than a vector, it only ends the sums.
   for (int v0 = 0; v0 == 0 || v0 < kVectors; v0 += kBlock) {
     for (int r = 0; r < NRows; ++r)
       for (int v = v0; v < std::min(v0 + kBlock, kVectors); ++v)
         Kind::template fill<T, Cols>(rows + r * kRowBytes, v, panel + (r * kBlock + v - v0) * kElems);
+    const bool last_block = v0 + kBlock >= kVectors;
+    const uint8_t* next = last_block ? rows + NRows * kRowBytes : rows + row_bytes(T, int64_t{v0 + kBlock} * kElems);
+    const int64_t next_bytes = last_block ? (r0 + 2 * NRows <= Rows ? panel_source_bytes<Kind, T, Cols>(0) : 0)
+                                          : panel_source_bytes<Kind, T, Cols>(v0 + kBlock);
+    PanelPrefetch prefetch(next, kRowBytes, next_bytes, NRows, tiles);
     int t0 = 0;
     for (; t0 + TokenTile <= n_tokens; t0 += TokenTile)
-      panel_tile<Kind, T, Rows, Cols, S, NRows, TokenTile>(panel, rows, r0, t0, v0, packed, x, partials, y);
+      panel_tile<Kind, T, Rows, Cols, S, NRows, TokenTile>(panel, rows, r0, t0, v0, packed, x, partials, y, prefetch);
     for (; t0 < n_tokens; ++t0)
-      panel_tile<Kind, T, Rows, Cols, S, NRows, 1>(panel, rows, r0, t0, v0, packed, x, partials, y);
+      panel_tile<Kind, T, Rows, Cols, S, NRows, 1>(panel, rows, r0, t0, v0, packed, x, partials, y, prefetch);
   }
 }
 
