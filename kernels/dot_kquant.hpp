@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "kernels/block_products.hpp"
+#include "kernels/cache_line.hpp"
 #include "kernels/int8_dot.hpp"
 #include "kernels/interleave_k.hpp"
 #include "kernels/q8_activations.hpp"
@@ -61,6 +62,7 @@ void dot_groups_kquant(const uint8_t* first_group, Q8In x, const int32_t* starts
   constexpr int kMaxCode = k_max_code(T);
   constexpr int64_t kUnitBytes = k_unit_row_bytes(T) * R;
   constexpr int64_t kGroupBytes = k_interleaved_group_bytes(T, Cols);
+  constexpr int64_t kPrefetchBytes = k_super_block_group_bytes(T) / kUnitsPerSuperBlock;
 
   // Accumulated in locals, as dot_groups_blocks does (dot_q8.hpp).
   Acc all_sums[NGroups * NVecs];
@@ -73,7 +75,10 @@ void dot_groups_kquant(const uint8_t* first_group, Q8In x, const int32_t* starts
       const Acc d = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super));
       for (int u = 0; u < kUnitsPerSuperBlock; ++u) {
         const uint8_t* unit = units + u * kUnitBytes;
-        for (int64_t line = 0; line < kUnitBytes; line += 64) __builtin_prefetch(unit + line + PrefetchAhead);
+        // Each unit asks for an eighth of a super-block's bytes, headers
+        // included (the units' own lines alone left a header's lines out).
+        const uint8_t* ahead = super + PrefetchAhead + u * kPrefetchBytes;
+        for (int64_t line = 0; line < kPrefetchBytes; line += kCacheLineBytes) prefetch_to_l2(ahead + line);
         const typename Ops::Quants w = Ops::template decode_k<T>(unit);
         const int b = sb * kUnitsPerSuperBlock + u;
         // The tokens' blocks b, with their starts for the whole block or its first half.

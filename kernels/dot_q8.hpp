@@ -58,7 +58,7 @@ void dot_groups_blocks(const uint8_t* first_group, Q8In x, const int32_t* starts
       const uint8_t* group = first_group + g * kGroupBytes;
       const uint8_t* quants = group + interleaved_scales_bytes(T, Cols);
       for (int64_t line = 0; line < kBlockBytes; line += kCacheLineBytes)
-        __builtin_prefetch(quants + b * kBlockBytes + line + kPrefetchAheadBytes);
+        prefetch_to_l2(quants + b * kBlockBytes + line + kPrefetchAheadBytes);
       const typename Ops::Quants w = Ops::template decode<T>(quants + b * kBlockBytes);
       const uint8_t* block_scales = group + b * Ops::kRows * block_scale_bytes(T);
       const auto* halves = reinterpret_cast<const uint16_t*>(block_scales);

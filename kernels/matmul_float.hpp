@@ -151,7 +151,7 @@ class PanelPrefetch {
   // One step of the tile: the lines that fall to it (Bresenham's spacing).
   void step() {
     for (carry_ += share_; carry_ >= steps_; carry_ -= steps_) {
-      __builtin_prefetch(first_ + row_ * row_stride_ + line_ * kCacheLineBytes, 0, 2);
+      prefetch_to_l2(first_ + row_ * row_stride_ + line_ * kCacheLineBytes);
       ++issued_;
       if (++line_ == row_lines_) line_ = 0, ++row_;
     }
