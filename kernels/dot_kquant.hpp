@@ -51,7 +51,7 @@ constexpr int k_max_code(TensorType t) {
 // values. The groups take turns a super-block at a time, each its own
 // stream from memory; each group's lanes see the same operations in the
 // same order whatever NGroups is.
-template <class Ops, TensorType T, int Cols, int NGroups, int NVecs, int64_t PrefetchAhead>
+template <class Ops, TensorType T, int Cols, int NGroups, int NVecs>
 void dot_groups_kquant(const uint8_t* first_group, Q8In x, const int32_t* starts,
                        typename Ops::Acc (&acc)[NGroups * NVecs]) {
   static_assert(is_super_block_type(T) && Cols % kSuperBlockElems == 0 && Ops::kRows == kInterleaveRows);
@@ -62,6 +62,11 @@ void dot_groups_kquant(const uint8_t* first_group, Q8In x, const int32_t* starts
   constexpr int kMaxCode = k_max_code(T);
   constexpr int64_t kUnitBytes = k_unit_row_bytes(T) * R;
   constexpr int64_t kGroupBytes = k_interleaved_group_bytes(T, Cols);
+  // Each group's stream is asked for two super-blocks ahead (2.6-6.6 KiB
+  // by type; docs/benchmarks.md, "whole K-quant super-blocks"), each unit
+  // an eighth of a super-block's bytes, headers included (the units' own
+  // lines alone left a header's lines to be read on demand).
+  constexpr int64_t kPrefetchAhead = 2 * k_super_block_group_bytes(T);
   constexpr int64_t kPrefetchBytes = k_super_block_group_bytes(T) / kUnitsPerSuperBlock;
 
   // Accumulated in locals, as dot_groups_blocks does (dot_q8.hpp).
@@ -75,9 +80,7 @@ void dot_groups_kquant(const uint8_t* first_group, Q8In x, const int32_t* starts
       const Acc d = Ops::weight_scales(reinterpret_cast<const uint16_t*>(super));
       for (int u = 0; u < kUnitsPerSuperBlock; ++u) {
         const uint8_t* unit = units + u * kUnitBytes;
-        // Each unit asks for an eighth of a super-block's bytes, headers
-        // included (the units' own lines alone left a header's lines out).
-        const uint8_t* ahead = super + PrefetchAhead + u * kPrefetchBytes;
+        const uint8_t* ahead = super + kPrefetchAhead + u * kPrefetchBytes;
         for (int64_t line = 0; line < kPrefetchBytes; line += kCacheLineBytes) prefetch_to_l2(ahead + line);
         const typename Ops::Quants w = Ops::template decode_k<T>(unit);
         const int b = sb * kUnitsPerSuperBlock + u;

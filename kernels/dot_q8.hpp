@@ -29,8 +29,10 @@ constexpr bool reads_q8(TensorType t) { return is_interleaved(t); }
 // The group's bytes are one sequential stream, which the hardware prefetcher
 // alone does not keep ahead of the dot product when the matrix comes from
 // memory: asking for them 2 KiB ahead was the fastest of the distances tried
-// (docs/benchmarks.md, "Kernel measurements"). Float weights, read in several
-// row streams, were slower with it and do without.
+// (docs/benchmarks.md, "Kernel measurements"), for the 32-value block types;
+// the K-quants' distance is their own (dot_kquant.hpp). Float weights in
+// generation, read in several row streams, were slower with it and do
+// without.
 inline constexpr int64_t kPrefetchAheadBytes = 2048;
 
 // dot_group_q8 for the 32-element block types, over NGroups consecutive
@@ -90,7 +92,7 @@ template <class Ops, TensorType T, int Cols, int NGroups, int NVecs>
 void dot_groups_q8(const uint8_t* first_group, Q8In x, const int32_t* starts,
                    typename Ops::Acc (&acc)[NGroups * NVecs]) {
   if constexpr (is_super_block_type(T))
-    dot_groups_kquant<Ops, T, Cols, NGroups, NVecs, kPrefetchAheadBytes>(first_group, x, starts, acc);
+    dot_groups_kquant<Ops, T, Cols, NGroups, NVecs>(first_group, x, starts, acc);
   else
     dot_groups_blocks<Ops, T, Cols, NGroups, NVecs>(first_group, x, starts, acc);
 }
