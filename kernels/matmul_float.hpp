@@ -132,7 +132,8 @@ constexpr int64_t panel_source_bytes(int v0) {
 // The next panel's weights, asked for into L2 while the token tiles of the
 // current one run: filled from memory without it, the panel waited on every
 // line. Its cache lines are spread over the tiles and, within a tile, over
-// its steps along k: asked for in bursts, most were dropped.
+// its steps along k: asked for in a burst at the start of each tile, they
+// gained nothing (docs/benchmarks.md, "next weights asked for ahead").
 class PanelPrefetch {
  public:
   // NRows rows from `first`, row_stride apart, `bytes` each; `tiles` token
