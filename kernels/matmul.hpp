@@ -115,12 +115,26 @@ void matmul_group_tile(const uint8_t* group, int g, int t0, Q8In x, const int32_
 }
 
 // Fewer tokens than a tile (generation): one token at a time over
-// kVectorGroups groups of rows at once, block by block (super-block by
-// super-block for the K-quants). A group is one stream from memory, and one
-// stream with this much arithmetic per byte keeps too few reads in flight
-// to reach the memory's rate; four streams read faster (docs/benchmarks.md,
-// "four groups of rows at once" and "K-quant generation over four groups").
-inline constexpr int kVectorGroups = 4;
+// vector_groups(T) groups of rows at once, block by block (super-block by
+// super-block for the K-quants). A group is one stream from memory. A
+// 32-value block type's group is two streams (its scales apart from its
+// codes), and one such group with this much arithmetic per byte keeps too
+// few reads in flight to reach the memory's rate: four read faster. A
+// K-quant group is one stream with its headers inline, asked for whole
+// super-blocks ahead (dot_kquant.hpp): the types with the most bytes per
+// super-block read fastest one group at a time, those with fewer (more
+// arithmetic per byte) two or four at a time (docs/benchmarks.md, "groups
+// per K-quant stream").
+constexpr int vector_groups(TensorType t) {
+  switch (t) {
+    case TensorType::Q6_K:
+    case TensorType::Q5_K:
+    case TensorType::Q4_K: return 1;
+    case TensorType::Q3_K:
+    case TensorType::IQ4_XS: return 2;
+    default: return 4;
+  }
+}
 
 // y for token t and the rows of NGroups interleaved groups from g0.
 template <TensorType T, int Rows, int Cols, Store S, int NGroups>
@@ -133,19 +147,20 @@ void matmul_groups_token(const uint8_t* w, int g0, int t, Q8In x, const int32_t*
   for (int i = 0; i < NGroups; ++i) store_group<Rows, S>(acc[i], g0 + i, t, y);
 }
 
-// Units of kVectorGroups groups (the last ones single groups), every token
+// Units of vector_groups(T) groups (the last ones single groups), every token
 // on its own; work-shared over units.
 template <TensorType T, int Rows, int Cols, Store S>
 void matmul_vector_groups(const uint8_t* w, Q8In x, const int32_t* starts, float* y, int n_tokens) {
   constexpr int kGroups = static_cast<int>(interleaved_groups(Rows));
-  constexpr int kWhole = kGroups / kVectorGroups, kSingles = kGroups % kVectorGroups;
+  constexpr int kGroupsAtOnce = vector_groups(T);
+  constexpr int kWhole = kGroups / kGroupsAtOnce, kSingles = kGroups % kGroupsAtOnce;
 #pragma omp for schedule(static) nowait
   for (int unit = 0; unit < kWhole + kSingles; ++unit)
     for (int t = 0; t < n_tokens; ++t) {
       if (unit < kWhole)
-        matmul_groups_token<T, Rows, Cols, S, kVectorGroups>(w, unit * kVectorGroups, t, x, starts, y);
+        matmul_groups_token<T, Rows, Cols, S, kGroupsAtOnce>(w, unit * kGroupsAtOnce, t, x, starts, y);
       else
-        matmul_groups_token<T, Rows, Cols, S, 1>(w, kWhole * kVectorGroups + unit - kWhole, t, x, starts, y);
+        matmul_groups_token<T, Rows, Cols, S, 1>(w, kWhole * kGroupsAtOnce + unit - kWhole, t, x, starts, y);
     }
 }
 
