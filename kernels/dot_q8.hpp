@@ -26,14 +26,13 @@ namespace kiln::kernels {
 // Weight types whose matmul reads Q8-rounded activations.
 constexpr bool reads_q8(TensorType t) { return is_interleaved(t); }
 
-// A group's codes are one sequential stream, which the hardware prefetcher
+// A group's bytes are one sequential stream, which the hardware prefetcher
 // alone does not keep ahead of the dot product when the matrix comes from
 // memory: asking for them 2 KiB ahead was the fastest of the distances tried
 // (docs/benchmarks.md, "Kernel measurements"), for the 32-value block types;
-// their scales, a second stream before the codes, are asked for as many
-// blocks ahead (docs/benchmarks.md, "the scales' stream"). The K-quants'
-// distance is their own (dot_kquant.hpp). Float weights in generation, read
-// in several row streams, were slower with a prefetch and do without.
+// the K-quants' distance is their own (dot_kquant.hpp). Float weights in
+// generation, read in several row streams, were slower with a prefetch and
+// do without.
 inline constexpr int64_t kPrefetchAheadBytes = 2048;
 
 // dot_group_q8 for the 32-element block types, over NGroups consecutive
@@ -45,7 +44,6 @@ void dot_groups_blocks(const uint8_t* first_group, Q8In x, const int32_t* starts
   static_assert(is_block_interleaved(T) && Cols % kQuantBlockElems == 0 && Ops::kRows == kInterleaveRows);
   constexpr int kBlocks = Cols / kQuantBlockElems;
   constexpr int64_t kBlockBytes = Ops::kRows * block_quant_bytes(T);
-  constexpr int64_t kScaleBytes = Ops::kRows * block_scale_bytes(T);
   constexpr int64_t kGroupBytes = interleaved_group_bytes(T, Cols);
   // MXFP4's scale 2^(e - 128) is taken as 2^(e - 127) (e8m0_scales) and its
   // half put on the activation scale: products of powers of two, so the
@@ -60,12 +58,12 @@ void dot_groups_blocks(const uint8_t* first_group, Q8In x, const int32_t* starts
     const TokenBlocks tokens{x.qs + b * kQuantBlockElems, Cols, starts_from<T>(starts, b), kBlocks};
     for (int g = 0; g < NGroups; ++g) {
       const uint8_t* group = first_group + g * kGroupBytes;
-      const uint8_t* quants = group + interleaved_scales_bytes(T, Cols);
+      const uint8_t* quants = group + block_quants_offset(T, b);
       for (int64_t line = 0; line < kBlockBytes; line += kCacheLineBytes)
-        prefetch_to_l2(quants + b * kBlockBytes + line + kPrefetchAheadBytes);
-      prefetch_to_l2(group + (b + kPrefetchAheadBytes / kBlockBytes) * kScaleBytes);
-      const typename Ops::Quants w = Ops::template decode<T>(quants + b * kBlockBytes);
-      const uint8_t* block_scales = group + b * kScaleBytes;
+        prefetch_to_l2(quants + line + kPrefetchAheadBytes);
+      prefetch_to_l2(group + block_scales_offset(T, b) + kPrefetchAheadBytes);
+      const typename Ops::Quants w = Ops::template decode<T>(quants);
+      const uint8_t* block_scales = group + block_scales_offset(T, b);
       const auto* halves = reinterpret_cast<const uint16_t*>(block_scales);
       typename Ops::Acc w_scales;
       if constexpr (T == TensorType::MXFP4)

@@ -34,17 +34,16 @@ void interleave_block_group(TensorType t, const uint8_t* gguf, uint8_t* group, i
   const int64_t block_bytes = traits_of(t).block_bytes;
   const int64_t scale_bytes = block_scale_bytes(t);
   const int64_t quant_bytes = block_quant_bytes(t);
-  uint8_t* quants = group + interleaved_scales_bytes(t, cols);
   std::memset(group, 0, static_cast<size_t>(interleaved_group_bytes(t, cols)));
   for (int r = 0; r < kInterleaveRows && first_row + r < rows; ++r) {
     const uint8_t* row = gguf + (first_row + r) * n_blocks * block_bytes;
     for (int64_t b = 0; b < n_blocks; ++b) {
       const uint8_t* block = row + b * block_bytes;
-      uint8_t* scales = group + b * kInterleaveRows * scale_bytes;
+      uint8_t* scales = group + block_scales_offset(t, b);
       const int64_t field = block_scale_field_bytes(t);
       std::memcpy(scales + r * field, block, static_cast<size_t>(field));  // the scale d (MXFP4: e)
       if (t == TensorType::Q5_1) std::memcpy(scales + kInterleaveRows * 2 + r * 2, block + 2, 2);  // the fp16 min m
-      uint8_t* block_quants = quants + b * kInterleaveRows * quant_bytes;
+      uint8_t* block_quants = group + block_quants_offset(t, b);
       if (t == TensorType::Q5_0) {
         write_q5_quants<BlockQ5_0>(block, r, block_quants);
       } else if (t == TensorType::Q5_1) {

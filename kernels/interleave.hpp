@@ -7,23 +7,25 @@
 // AVX-512: as many as one register holds 32-bit lanes, kernels/arch/int8.hpp),
 // one register holding 4 bytes of each of them, so that each 32-bit lane of
 // the result belongs to one row and no horizontal sums are needed. Each group
-// of kInterleaveRows rows becomes one contiguous stretch of memory (read
-// front to back, a single stream for the prefetcher):
+// of kInterleaveRows rows becomes one contiguous stretch of memory, read
+// front to back as a single stream, in spans of span_blocks(t) blocks (as
+// many as one cache line holds the rows' scales of):
 //
-//   scales: for each block b, the rows' fp16 scales d (2 * kInterleaveRows
-//           bytes), for Q5_1 followed by the rows' fp16 mins m, for MXFP4
-//           the rows' E8M0 bytes e (kInterleaveRows bytes); padded to a
-//           cache line at the end;
-//   quants: for each block b, vectors of 4 * kInterleaveRows bytes
-//           (interleave_unit.hpp): Q8_0 has 8, vector v holding bytes
+//   scales: for each block b of the span, the rows' fp16 scales d
+//           (2 * kInterleaveRows bytes), for Q5_1 followed by the rows' fp16
+//           mins m, for MXFP4 the rows' E8M0 bytes e (kInterleaveRows
+//           bytes): one cache line;
+//   quants: for each block b of the span, vectors of 4 * kInterleaveRows
+//           bytes (interleave_unit.hpp): Q8_0 has 8, vector v holding bytes
 //           4v .. 4v + 3 of each row's 32 signed values; Q4_0, IQ4_NL, MXFP4 the
 //           4 vectors of nibbles (the GGUF's bytes as they are); Q5_0 and
 //           Q5_1 the 4 vectors of their codes' low 4 bits, then a vector of
 //           bits holding the fifth.
 //
+// A last span with fewer blocks keeps a whole line for its scales.
 // A last group with fewer rows is padded with zero rows. The layout takes the
-// bytes of the GGUF matrix plus at most 64 bytes of padding per group (and
-// the zero rows of the last group). It depends on the instruction set the
+// bytes of the GGUF matrix plus less than a cache line of padding per group
+// (and the zero rows of the last group). It depends on the instruction set the
 // build targets, like the code that reads it.
 //
 // The K-quants and IQ4_XS have a layout of their own in the same spirit
@@ -33,6 +35,7 @@
 #include <cstdint>
 
 #include "kernels/arch/int8.hpp"
+#include "kernels/cache_line.hpp"
 #include "kernels/float_columns.hpp"
 #include "kernels/float_rows.hpp"
 #include "kernels/interleave_k.hpp"
@@ -61,9 +64,26 @@ constexpr int64_t block_scale_bytes(TensorType t) {
 // Bytes of one row's quants in one block (the block without its scales).
 constexpr int64_t block_quant_bytes(TensorType t) { return traits_of(t).block_bytes - block_scale_bytes(t); }
 
+// Blocks per span of a group: the rows' scales of a span fill one cache line.
+constexpr int64_t span_blocks(TensorType t) { return kCacheLineBytes / (kInterleaveRows * block_scale_bytes(t)); }
+
+// Bytes of a whole span: its line of scales, then its blocks' quants.
+constexpr int64_t span_bytes(TensorType t) {
+  return kCacheLineBytes + span_blocks(t) * kInterleaveRows * block_quant_bytes(t);
+}
+
+// Where block b's scales and quants start in a group.
+constexpr int64_t block_scales_offset(TensorType t, int64_t b) {
+  return b / span_blocks(t) * span_bytes(t) + b % span_blocks(t) * kInterleaveRows * block_scale_bytes(t);
+}
+constexpr int64_t block_quants_offset(TensorType t, int64_t b) {
+  return b / span_blocks(t) * span_bytes(t) + kCacheLineBytes + b % span_blocks(t) * kInterleaveRows * block_quant_bytes(t);
+}
+
+// A group's scale bytes: one line per span.
 constexpr int64_t interleaved_scales_bytes(TensorType t, int64_t cols) {
-  const int64_t bytes = cols / kQuantBlockElems * kInterleaveRows * block_scale_bytes(t);
-  return (bytes + 63) / 64 * 64;
+  const int64_t blocks = cols / kQuantBlockElems;
+  return (blocks + span_blocks(t) - 1) / span_blocks(t) * kCacheLineBytes;
 }
 
 constexpr int64_t interleaved_group_bytes(TensorType t, int64_t cols) {

@@ -116,17 +116,15 @@ void matmul_group_tile(const uint8_t* group, int g, int t0, Q8In x, const int32_
 
 // Fewer tokens than a tile (generation): one token at a time over
 // vector_groups(T) groups of rows at once, block by block (super-block by
-// super-block for the K-quants). A group is one stream from memory. A
-// 32-value block type's group is two streams (its scales apart from its
-// codes), and one such group with this much arithmetic per byte keeps too
-// few reads in flight to reach the memory's rate: four read faster. A
-// K-quant group is one stream with its headers inline, asked for whole
-// super-blocks ahead (dot_kquant.hpp): the types with the most bytes per
-// super-block read fastest one group at a time, those with fewer (more
-// arithmetic per byte) two or four at a time (docs/benchmarks.md, "groups
-// per K-quant stream").
+// super-block for the K-quants). A group is one stream from memory, asked
+// for ahead (dot_q8.hpp, dot_kquant.hpp). The types with the most bytes per
+// block of a row read fastest one group at a time; those with fewer bytes,
+// thus more arithmetic per byte, keep too few reads in flight that way and
+// read faster two or four groups at a time (docs/benchmarks.md, "groups per
+// K-quant stream" and "the 32-value types' scales inline").
 constexpr int vector_groups(TensorType t) {
   switch (t) {
+    case TensorType::Q8_0:
     case TensorType::Q6_K:
     case TensorType::Q5_K:
     case TensorType::Q4_K: return 1;

@@ -60,7 +60,6 @@ void check_layout(TensorType t, int rows, int cols) {
 
   const int64_t n_blocks = cols / kQuantBlockElems;
   const int64_t block_bytes = traits_of(t).block_bytes;
-  const int64_t scale_bytes = block_scale_bytes(t);
   const int64_t quant_bytes = block_quant_bytes(t);
   const int64_t field_bytes = block_scale_field_bytes(t);
   const bool copied =
@@ -68,15 +67,14 @@ void check_layout(TensorType t, int rows, int cols) {
   int mismatches = 0;
   for (int64_t g = 0; g < interleaved_groups(rows); ++g) {
     const uint8_t* group = out.data() + g * interleaved_group_bytes(t, cols);
-    const uint8_t* quants = group + interleaved_scales_bytes(t, cols);
     for (int64_t b = 0; b < n_blocks; ++b) {
-      const uint8_t* block_quants = quants + b * kInterleaveRows * quant_bytes;
+      const uint8_t* block_quants = group + block_quants_offset(t, b);
       const auto decoded = decode_block(t, block_quants);
       for (int r = 0; r < kInterleaveRows; ++r) {
         const int64_t row = g * kInterleaveRows + r;
         std::vector<uint8_t> block(static_cast<size_t>(block_bytes), 0);
         if (row < rows) std::memcpy(block.data(), gguf.data() + (row * n_blocks + b) * block_bytes, block.size());
-        const uint8_t* scales = group + b * kInterleaveRows * scale_bytes;
+        const uint8_t* scales = group + block_scales_offset(t, b);
         if (std::memcmp(scales + r * field_bytes, block.data(), static_cast<size_t>(field_bytes)) != 0)
           ++mismatches;  // d (MXFP4: e)
         if (t == TensorType::Q5_1 && std::memcmp(scales + kInterleaveRows * 2 + r * 2, block.data() + 2, 2) != 0)
@@ -245,7 +243,19 @@ TEST_CASE("interleave: sizes") {
   CHECK(interleaved_bytes(TensorType::Q2_K, kRows, 512) == static_cast<int64_t>(row_bytes(TensorType::Q2_K, 512)) * kRows);
   CHECK(interleaved_bytes(TensorType::Q3_K, kRows, 512) == (static_cast<int64_t>(row_bytes(TensorType::Q3_K, 512)) + 8) * kRows);
   CHECK(interleaved_bytes(TensorType::IQ4_XS, kRows, 512) == (static_cast<int64_t>(row_bytes(TensorType::IQ4_XS, 512)) + 4) * kRows);
-  // The 32-element types: Q5_1's scales and mins padded together.
+  // The 32-element types' spans: a line of scales, then the quants of the
+  // blocks whose scales it holds, whatever the rows per group.
+  CHECK(span_blocks(TensorType::Q8_0) * kRows * 2 == 64);
+  CHECK(block_quants_offset(TensorType::Q8_0, 0) == 64);
+  CHECK(block_scales_offset(TensorType::Q8_0, 1) == kRows * 2);
+  CHECK(block_quants_offset(TensorType::Q8_0, 1) == 64 + kRows * 32);
+  CHECK(block_scales_offset(TensorType::Q8_0, span_blocks(TensorType::Q8_0)) == 64 + 1024);
+  CHECK(block_scales_offset(TensorType::Q4_0, span_blocks(TensorType::Q4_0)) == 64 + 512);
+  CHECK(block_scales_offset(TensorType::Q5_1, span_blocks(TensorType::Q5_1)) == 64 + 320);
+  CHECK(block_scales_offset(TensorType::MXFP4, span_blocks(TensorType::MXFP4)) == 64 + 1024);
+  // A last, partial span keeps a whole line of scales.
+  CHECK(interleaved_scales_bytes(TensorType::Q8_0, 32 * (span_blocks(TensorType::Q8_0) + 1)) == 128);
+  // Q5_1's scales and mins padded together.
   CHECK(interleaved_scales_bytes(TensorType::Q5_1, 2048) == 64 * kRows * 4);
   CHECK(interleaved_bytes(TensorType::Q5_0, 256, 2048) == static_cast<int64_t>(row_bytes(TensorType::Q5_0, 2048)) * 256);
   CHECK(interleaved_bytes(TensorType::Q5_1, 256, 2048) == static_cast<int64_t>(row_bytes(TensorType::Q5_1, 2048)) * 256);
