@@ -36,9 +36,12 @@ namespace kiln::kernels::detail {
 
 // The register tile: 5 rows x 5 tokens with 32 vector registers (25
 // accumulators, 5 weight vectors and the activation vector they share), else
-// 2 x 6.
-inline constexpr int kPanelRowTile = kFloatRegisters >= 32 ? 5 : 2;
-inline constexpr int kPanelTokenTile = kFloatRegisters >= 32 ? 5 : 6;
+// 6 rows x 2 tokens (12 accumulators, the 2 tokens' vectors and the weight
+// vector they share). The panel's rows come from L1 and the tokens from L2
+// (or beyond): more rows per tile is fewer of the slower reads per
+// multiply-add, which 16 registers only allow with the tokens held.
+inline constexpr int kPanelRowTile = kFloatRegisters >= 32 ? 5 : 6;
+inline constexpr int kPanelTokenTile = kFloatRegisters >= 32 ? 5 : 2;
 
 // Bytes of a row's panel per k-block (1024 floats, 2048 bfloat16 values): a
 // 5-row panel is 20 KiB and stays in L1 beside the token tile's stream.
@@ -167,20 +170,34 @@ class PanelPrefetch {
 
 // acc[r][t] += panel row r times token t for `vectors` vectors: panel rows
 // are a k-block apart, the tokens packed (pack_tokens); `next` takes a
-// step per vector.
+// step per vector. The side with fewer vectors per step is held in
+// registers and each vector of the other is loaded once for all of them.
 template <class Kind, int NRows, int NTokens>
 inline void panel_products(const typename Kind::Elem* panel, const typename Kind::Elem* tokens, int vectors,
                            typename Kind::Acc (&acc)[NRows][NTokens], PanelPrefetch& next) {
+  using Vec = typename Kind::Vec;
   constexpr int kElems = Kind::kElems, kRowElems = kBlockVectors<Kind> * kElems;
   next.start_tile(vectors);
   for (int v = 0; v < vectors; ++v) {
     next.step();
-    typename Kind::Vec wk[NRows];
-    for (int r = 0; r < NRows; ++r) wk[r] = Kind::load(panel + r * kRowElems + v * kElems);
-    for (int t = 0; t < NTokens; ++t) {
-      typename Kind::Vec xk = Kind::load(tokens + (v * NTokens + t) * kElems);
-      Kind::keep(xk);  // one load for NRows products, not one per product
-      for (int r = 0; r < NRows; ++r) acc[r][t] = Kind::madd(acc[r][t], wk[r], xk);
+    const auto weight = [&](int r) { return Kind::load(panel + r * kRowElems + v * kElems); };
+    const auto token = [&](int t) { return Kind::load(tokens + (v * NTokens + t) * kElems); };
+    if constexpr (NRows <= NTokens) {
+      Vec wk[NRows];
+      for (int r = 0; r < NRows; ++r) wk[r] = weight(r);
+      for (int t = 0; t < NTokens; ++t) {
+        Vec xk = token(t);
+        Kind::keep(xk);  // one load for NRows products, not one per product
+        for (int r = 0; r < NRows; ++r) acc[r][t] = Kind::madd(acc[r][t], wk[r], xk);
+      }
+    } else {
+      Vec xk[NTokens];
+      for (int t = 0; t < NTokens; ++t) xk[t] = token(t);
+      for (int r = 0; r < NRows; ++r) {
+        Vec wk = weight(r);
+        Kind::keep(wk);  // one load for NTokens products
+        for (int t = 0; t < NTokens; ++t) acc[r][t] = Kind::madd(acc[r][t], wk, xk[t]);
+      }
     }
   }
 }
