@@ -20,6 +20,7 @@
 #include "engine/model/load_threads.hpp"
 #include "engine/timing/elapsed.hpp"
 #include "kernels/argmax.hpp"
+#include "kernels/dot_q8.hpp"
 
 namespace kiln {
 
@@ -31,7 +32,9 @@ using Clock = std::chrono::steady_clock;
 struct ModelCost {
   double weight_bytes_per_token = 0;  // every matrix once (of a mixture, the experts used), one embedding row
   double matmul_flops_per_token = 0;  // 2 x multiply-adds of the block matrices
+  double int8_flops_per_token = 0;    // the part of those whose weights are multiplied in int8 (reads_q8)
   double output_flops = 0;            // 2 x multiply-adds of the classifier (once per logits row)
+  bool int8_output = false;           // whether the classifier is multiplied in int8
   double file_bytes = 0;
   double params = 0;
 };
@@ -46,16 +49,20 @@ ModelCost model_cost(const ModelDesc& d) {
     c.params += elems;
     const bool classifier = t.name == "output.weight" || (d.hp.tied_output && t.name == "token_embd.weight");
     if (t.name == "token_embd.weight") c.weight_bytes_per_token += bytes / double(t.dims[1]);
+    const bool int8 = kernels::reads_q8(t.type);
     if (classifier) {
       c.weight_bytes_per_token += bytes;
       c.output_flops = 2 * elems;
+      c.int8_output = int8;
     } else if (t.dims.size() == 2 && t.name != "token_embd.weight") {
       c.weight_bytes_per_token += bytes;
       c.matmul_flops_per_token += 2 * elems;
+      if (int8) c.int8_flops_per_token += 2 * elems;
     } else if (t.dims.size() == 3) {  // a mixture's experts: a token reads the ones it is routed to
       const double used = double(d.hp.n_expert_used) / double(t.dims[2]);
       c.weight_bytes_per_token += bytes * used;
       c.matmul_flops_per_token += 2 * elems * used;
+      if (int8) c.int8_flops_per_token += 2 * elems * used;
     }
   }
   return c;
@@ -160,6 +167,7 @@ Result bench_prompt(Sequence& seq, int p, int depth, DepthFill& fill, int reps, 
     ms.push_back(run_prompt(seq, ids, depth, logits));
     rates.push_back(1000.0 * p / ms.back());
   }
+  const double int8_flops = cost.int8_flops_per_token * p + (cost.int8_output ? cost.output_flops : 0);
   double flops = cost.matmul_flops_per_token * p + cost.output_flops;
   for (int pos = depth; pos < depth + p; ++pos) flops += attention_flops(m.desc().hp, pos);
   Result r;
@@ -169,7 +177,13 @@ Result bench_prompt(Sequence& seq, int p, int depth, DepthFill& fill, int reps, 
   r.spread = stddev(rates);
   r.ttft_ms = median(ms);
   r.gflops = flops / (r.ttft_ms / 1000.0) / 1e9;
-  if (limits && limits->fp32_gflops_per_core > 0) r.peak_fraction = r.gflops / (limits->fp32_gflops_per_core * r.threads);
+  // The fraction of the peaks: the time the work would take at the int8 peak
+  // (quantized weights) and the FP32 peak (the rest) over the time it took.
+  if (limits && limits->fp32_gflops_per_core > 0 && (int8_flops == 0 || limits->int8_gops_per_core > 0)) {
+    const double int8_s = int8_flops > 0 ? int8_flops / (limits->int8_gops_per_core * 1e9) : 0;
+    const double fp32_s = (flops - int8_flops) / (limits->fp32_gflops_per_core * 1e9);
+    r.peak_fraction = (int8_s + fp32_s) / r.threads / (r.ttft_ms / 1000.0);
+  }
   return r;
 }
 
