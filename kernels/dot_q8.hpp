@@ -59,11 +59,13 @@ void dot_groups_blocks(const uint8_t* first_group, Q8In x, const int32_t* starts
     for (int g = 0; g < NGroups; ++g) {
       const uint8_t* group = first_group + g * kGroupBytes;
       const uint8_t* quants = group + block_quants_offset(T, b);
+      const uint8_t* block_scales = group + block_scales_offset(T, b);
+      // The scales' line is asked for at every block, so more than once when
+      // it covers several: a fixed count keeps the loop's code short.
       for (int64_t line = 0; line < kBlockBytes; line += kCacheLineBytes)
         prefetch_to_l2(quants + line + kPrefetchAheadBytes);
-      prefetch_to_l2(group + block_scales_offset(T, b) + kPrefetchAheadBytes);
+      prefetch_to_l2(block_scales + kPrefetchAheadBytes);
       const typename Ops::Quants w = Ops::template decode<T>(quants);
-      const uint8_t* block_scales = group + block_scales_offset(T, b);
       const auto* halves = reinterpret_cast<const uint16_t*>(block_scales);
       typename Ops::Acc w_scales;
       if constexpr (T == TensorType::MXFP4)

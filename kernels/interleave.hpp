@@ -72,12 +72,15 @@ constexpr int64_t span_bytes(TensorType t) {
   return kCacheLineBytes + span_blocks(t) * kInterleaveRows * block_quant_bytes(t);
 }
 
+// Where the span holding block b starts in a group.
+constexpr int64_t span_offset(TensorType t, int64_t b) { return b / span_blocks(t) * span_bytes(t); }
+
 // Where block b's scales and quants start in a group.
 constexpr int64_t block_scales_offset(TensorType t, int64_t b) {
-  return b / span_blocks(t) * span_bytes(t) + b % span_blocks(t) * kInterleaveRows * block_scale_bytes(t);
+  return span_offset(t, b) + b % span_blocks(t) * kInterleaveRows * block_scale_bytes(t);
 }
 constexpr int64_t block_quants_offset(TensorType t, int64_t b) {
-  return b / span_blocks(t) * span_bytes(t) + kCacheLineBytes + b % span_blocks(t) * kInterleaveRows * block_quant_bytes(t);
+  return span_offset(t, b) + kCacheLineBytes + b % span_blocks(t) * kInterleaveRows * block_quant_bytes(t);
 }
 
 // A group's scale bytes: one line per span.
