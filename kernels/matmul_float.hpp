@@ -44,9 +44,9 @@ inline constexpr int kPanelRowTile = kFloatRegisters >= 32 ? 5 : 6;
 inline constexpr int kPanelTokenTile = kFloatRegisters >= 32 ? 5 : 2;
 
 // Bytes of a row's panel per k-block (1024 floats, 2048 bfloat16 values): a
-// 5-row panel is 20 KiB and stays in L1 beside the token tile's stream.
-// Longer blocks save more of the accumulators' trips to memory between
-// blocks, and crowd L1 more.
+// 5-row panel is 20 KiB (a 6-row one 24 KiB) and stays in L1 beside the
+// token tile's stream. Longer blocks save more of the accumulators' trips to
+// memory between blocks, and crowd L1 more.
 inline constexpr int kPanelBlockBytes = 4096;
 
 // Float panels: weights widened to floats, FMAs; the columns after the last
