@@ -53,9 +53,15 @@ def run_all(tasks):
 LOG_LINE = re.compile(r'"POST [^"]*" (\d+) \S+ session="([^"]*)" upstream="([^"]*)"')
 
 
-def access_log(lb):
-    """[(status, session, [replicas tried])] in the order nginx finished them."""
-    return [(int(m[1]), m[2], m[3].split(", ")) for m in map(LOG_LINE.search, lb.file("access.log").splitlines()) if m]
+def access_log(lb, requests):
+    """[(status, session, [replicas tried])] in the order nginx finished them,
+    once the log holds all `requests` sent so far: nginx writes a request's
+    line after its last byte went out, so a client can hold its reply before
+    the line is there."""
+    def lines():
+        return [(int(m[1]), m[2], m[3].split(", ")) for m in map(LOG_LINE.search, lb.file("access.log").splitlines()) if m]
+    wait_until(lambda: len(lines()) >= requests, 5, f"nginx's access log to hold {requests} requests")
+    return lines()
 
 
 def check(condition, message):
@@ -79,7 +85,7 @@ def main():
                 check(r.status == 200, f"{c.session} turn {n}: {r.status} {r.error or r.body}")
             check(cached(c.replies[1][1]) > 0, f"{c.session} turn 2 found no cached prompt tokens: {c.replies[1][1].body}")
         where = {}
-        for _, session, tried in access_log(lb):
+        for _, session, tried in access_log(lb, 2 * CONVERSATIONS):
             where.setdefault(session, set()).update(tried)
         for c in conversations:
             check(len(where[c.session]) == 1, f"{c.session}'s turns went to {where[c.session]}")
@@ -132,7 +138,7 @@ def main():
 
         # Who answered what, from nginx's access log.
         lines = {}
-        for status, session, tried in access_log(lb):
+        for status, session, tried in access_log(lb, 3 * CONVERSATIONS + len(after)):
             lines.setdefault(session, []).append((status, tried))
         for c in conversations:
             turns = lines[c.session]
