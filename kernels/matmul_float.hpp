@@ -24,7 +24,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
+#include "kernels/arch/float_panel.hpp"
 #include "kernels/cache_line.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/float_rows.hpp"
@@ -176,9 +178,19 @@ template <class Kind, int NRows, int NTokens>
 inline void panel_products(const typename Kind::Elem* panel, const typename Kind::Elem* tokens, int vectors,
                            typename Kind::Acc (&acc)[NRows][NTokens], PanelPrefetch& next) {
   using Vec = typename Kind::Vec;
+  using Pairs = arch::FloatPanelPairs<NRows, NTokens>;
   constexpr int kElems = Kind::kElems, kRowElems = kBlockVectors<Kind> * kElems;
-  next.start_tile(vectors);
-  for (int v = 0; v < vectors; ++v) {
+  int v = 0;
+  if constexpr (std::is_same_v<Kind, FloatPanels> && Pairs::kExists) {
+    // Two k-vectors a pass, written by hand (kernels/arch/float_panel.hpp);
+    // a last odd one in the loop below.
+    next.start_tile((vectors + 1) / 2);
+    v = vectors / 2 * 2;
+    Pairs::template run<kRowElems * sizeof(float)>(panel, tokens, vectors / 2, acc, [&] { next.step(); });
+  } else {
+    next.start_tile(vectors);
+  }
+  for (; v < vectors; ++v) {
     next.step();
     const auto weight = [&](int r) { return Kind::load(panel + r * kRowElems + v * kElems); };
     const auto token = [&](int t) { return Kind::load(tokens + (v * NTokens + t) * kElems); };
