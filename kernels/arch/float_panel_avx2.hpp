@@ -2,11 +2,11 @@
 //
 // The tile needs 15 of the 16 ymm registers: 12 accumulators, the two
 // tokens' vectors and one weight vector that both tokens multiply. Taking
-// one k-vector per loop pass, the loop's own instructions (counter,
-// pointers, the prefetch's step) crowd the front end; taking two in C++,
-// GCC folds each weight load into both of its FMAs or spills accumulators
-// (docs/benchmarks.md, "float prompt tiles"). Written out in assembly, each
-// operand is loaded once and the accumulators never leave their registers.
+// one k-vector per loop pass, a scratch loop of this tile ran well below the
+// FMAs' rate; taking two in C++, GCC folds each weight load into both of its
+// FMAs or spills accumulators (docs/benchmarks.md, "float prompt tiles").
+// Written out in assembly, each operand is loaded once, the accumulators
+// never leave their registers, and the loop runs at the FMAs' rate.
 #pragma once
 
 #include <immintrin.h>
