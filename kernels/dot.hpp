@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cache_line.hpp"
 #include "kernels/weight_row.hpp"
 
 namespace kiln::kernels {
@@ -82,7 +83,22 @@ void dot_tile(const uint8_t* w, const float* x, float (&out)[NRows][NVecs]) {
   // Whole quantized blocks per outer step: the compiler then sees where in
   // its block each vector lies, and decodes a block's scale only once.
   constexpr int kStep = std::max(kLanes, traits_of(T).block_elems);
+  // One vector (generation) reads the rows from memory, NRows streams at
+  // once. For rows of 16-bit values, asking for the next tile's rows at the
+  // same place as these keeps those streams a tile ahead, where the hardware
+  // prefetcher alone left one thread's reads well short of the bandwidth;
+  // float rows read as fast without it and slower from cache with it
+  // (docs/benchmarks.md, "the next tile's rows asked for ahead"). Once per
+  // cache line of a row.
+  constexpr int64_t kStepBytes = static_cast<int64_t>(row_bytes(T, kStep));
+  constexpr bool kNextTilePrefetch =
+      kStepBytes < static_cast<int64_t>(sizeof(FloatVec)) && kCacheLineBytes % kStepBytes == 0;
   for (int k0 = 0; k0 < kSimdCols; k0 += kStep) {
+    if constexpr (NVecs == 1 && kNextTilePrefetch) {
+      const int64_t at = k0 * kStepBytes / kStep;
+      if (at % kCacheLineBytes == 0)
+        for (int r = 0; r < NRows; ++r) prefetch_to_l2(w + (NRows + r) * RowBytes + at);
+    }
     for (int k = k0; k < k0 + kStep; k += kLanes) {
       FloatVec wk[NRows];
       for (int r = 0; r < NRows; ++r) wk[r] = WeightRow<T>::load(w + r * RowBytes, k);
