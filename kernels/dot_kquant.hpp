@@ -62,11 +62,10 @@ void dot_groups_kquant(const uint8_t* first_group, Q8In x, const int32_t* starts
   constexpr int kMaxCode = k_max_code(T);
   constexpr int64_t kUnitBytes = k_unit_row_bytes(T) * R;
   constexpr int64_t kGroupBytes = k_interleaved_group_bytes(T, Cols);
-  // Each group's stream is asked for two super-blocks ahead (2.6-6.6 KiB
-  // by type; docs/benchmarks.md, "whole K-quant super-blocks"), each unit
-  // an eighth of a super-block's bytes, headers included (the units' own
-  // lines alone left a header's lines to be read on demand).
-  constexpr int64_t kPrefetchAhead = 2 * k_super_block_group_bytes(T);
+  // Each group's stream is asked for next_groups_ahead (cache_line.hpp),
+  // each unit an eighth of a super-block's bytes, headers included (the
+  // units' own lines alone left a header's lines to be read on demand).
+  constexpr int64_t kPrefetchAhead = next_groups_ahead<NGroups>(kGroupBytes);
   constexpr int64_t kPrefetchBytes = k_super_block_group_bytes(T) / kUnitsPerSuperBlock;
 
   // Accumulated in locals, as dot_groups_blocks does (dot_q8.hpp).

@@ -26,15 +26,6 @@ namespace kiln::kernels {
 // Weight types whose matmul reads Q8-rounded activations.
 constexpr bool reads_q8(TensorType t) { return is_interleaved(t); }
 
-// A group's bytes are one sequential stream, which the hardware prefetcher
-// alone does not keep ahead of the dot product when the matrix comes from
-// memory: asking for them 2 KiB ahead was the fastest of the distances tried
-// (docs/benchmarks.md, "Kernel measurements"), for the 32-value block types;
-// the K-quants' distance is their own (dot_kquant.hpp). Float weights in
-// generation, read in several row streams, were slower with a prefetch and
-// do without.
-inline constexpr int64_t kPrefetchAheadBytes = 2048;
-
 // dot_group_q8 for the 32-element block types, over NGroups consecutive
 // groups at once: acc[g * NVecs + t] for group g and token t. Each group's
 // lanes see the same operations in the same order whatever NGroups is.
@@ -62,9 +53,10 @@ void dot_groups_blocks(const uint8_t* first_group, Q8In x, const int32_t* starts
       const uint8_t* block_scales = group + block_scales_offset(T, b);
       // The scales' line is asked for at every block, so more than once when
       // it covers several: a fixed count keeps the loop's code short.
+      constexpr int64_t kAhead = next_groups_ahead<NGroups>(kGroupBytes);
       for (int64_t line = 0; line < kBlockBytes; line += kCacheLineBytes)
-        prefetch_to_l2(quants + line + kPrefetchAheadBytes);
-      prefetch_to_l2(block_scales + kPrefetchAheadBytes);
+        prefetch_to_l2(quants + line + kAhead);
+      prefetch_to_l2(block_scales + kAhead);
       const typename Ops::Quants w = Ops::template decode<T>(quants);
       const auto* halves = reinterpret_cast<const uint16_t*>(block_scales);
       typename Ops::Acc w_scales;
