@@ -201,7 +201,7 @@ struct Avx2Int8Ops {
     } else {
       alignas(32) float lanes[kRows];
       _mm256_store_ps(lanes, a);
-      std::memcpy(y, lanes, sizeof(float) * n_rows);
+      for (int r = 0; r < n_rows; ++r) y[r] = lanes[r];
     }
   }
   static void add(Acc a, float* y, int n_rows) {

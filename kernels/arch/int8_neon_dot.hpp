@@ -192,7 +192,7 @@ struct NeonDotInt8Ops {
     float lanes[kRows];
     vst1q_f32(lanes, a.h[0]);
     vst1q_f32(lanes + 4, a.h[1]);
-    std::memcpy(y, lanes, sizeof(float) * n_rows);
+    for (int r = 0; r < n_rows; ++r) y[r] = lanes[r];
   }
   static void add(const Acc& a, float* y, int n_rows) {
     float lanes[kRows];
