@@ -12,6 +12,7 @@
 
 #include "engine/error/error.hpp"
 #include "engine/timing/elapsed.hpp"
+#include "kernels/cache_line.hpp"
 
 namespace kiln {
 
@@ -31,8 +32,10 @@ std::string cpu_model() {
 // Sums a buffer far larger than the caches with `threads` threads, each
 // reading its share as `streams` interleaved sequential streams (a matmul
 // reads several weight rows at once, which some machines serve faster than
-// one stream); best of several passes, in GB/s.
-double read_bandwidth(const float* data, size_t n, int threads, int streams) {
+// one stream), each stream asked for `ahead` bytes ahead into L2 as the
+// kernels ask for weights (0: the hardware prefetcher alone); best of
+// several passes, in GB/s.
+double read_bandwidth(const float* data, size_t n, int threads, int streams, size_t ahead) {
   double best = 0;
   volatile float sink = 0;
   constexpr size_t kStep = 4 * FloatVec::size;
@@ -48,6 +51,9 @@ double read_bandwidth(const float* data, size_t n, int threads, int streams) {
       for (size_t i = 0; i < stream_len; i += kStep)
         for (int s = 0; s < streams; ++s) {
           const float* p = mine + s * stream_len + i;
+          if (ahead != 0)
+            for (size_t line = 0; line < kStep * sizeof(float); line += kernels::kCacheLineBytes)
+              kernels::prefetch_to_l2(reinterpret_cast<const char*>(p) + ahead + line);
           a0 += FloatVec::load_aligned(p);
           a1 += FloatVec::load_aligned(p + FloatVec::size);
           a2 += FloatVec::load_aligned(p + 2 * FloatVec::size);
@@ -63,10 +69,16 @@ double read_bandwidth(const float* data, size_t n, int threads, int streams) {
   return best;
 }
 
-// The best of one and of several streams per thread.
+// The best of one and of several streams per thread, each without a
+// software prefetch and with one a short and a long distance ahead: the
+// kernels ask for weights ahead, and on some machines read faster than the
+// hardware prefetcher alone lets a loop read (docs/benchmarks.md, "the probe
+// asks for lines ahead too").
 double read_bandwidth(const float* data, size_t n, int threads) {
   double best = 0;
-  for (int streams : {1, 4, 8}) best = std::max(best, read_bandwidth(data, n, threads, streams));
+  for (int streams : {1, 4, 8})
+    for (size_t ahead : {size_t(0), size_t(2048), size_t(65536)})
+      best = std::max(best, read_bandwidth(data, n, threads, streams, ahead));
   return best;
 }
 
