@@ -51,9 +51,7 @@ double read_bandwidth(const float* data, size_t n, int threads, int streams, siz
       for (size_t i = 0; i < stream_len; i += kStep)
         for (int s = 0; s < streams; ++s) {
           const float* p = mine + s * stream_len + i;
-          if (ahead != 0)
-            for (size_t line = 0; line < kStep * sizeof(float); line += kernels::kCacheLineBytes)
-              kernels::prefetch_to_l2(reinterpret_cast<const char*>(p) + ahead + line);
+          if (ahead != 0) kernels::prefetch_lines_to_l2(reinterpret_cast<const char*>(p) + ahead, kStep * sizeof(float));
           a0 += FloatVec::load_aligned(p);
           a1 += FloatVec::load_aligned(p + FloatVec::size);
           a2 += FloatVec::load_aligned(p + 2 * FloatVec::size);

@@ -65,7 +65,7 @@ void dot_groups_kquant(const uint8_t* first_group, Q8In x, const int32_t* starts
   // Each group's stream is asked for next_groups_ahead (cache_line.hpp),
   // each unit an eighth of a super-block's bytes, headers included (the
   // units' own lines alone left a header's lines to be read on demand).
-  constexpr int64_t kPrefetchAhead = next_groups_ahead<NGroups>(kGroupBytes);
+  constexpr int64_t kPrefetchAhead = next_groups_ahead(NGroups, kGroupBytes);
   constexpr int64_t kPrefetchBytes = k_super_block_group_bytes(T) / kUnitsPerSuperBlock;
 
   // Accumulated in locals, as dot_groups_blocks does (dot_q8.hpp).
@@ -80,7 +80,7 @@ void dot_groups_kquant(const uint8_t* first_group, Q8In x, const int32_t* starts
       for (int u = 0; u < kUnitsPerSuperBlock; ++u) {
         const uint8_t* unit = units + u * kUnitBytes;
         const uint8_t* ahead = super + kPrefetchAhead + u * kPrefetchBytes;
-        for (int64_t line = 0; line < kPrefetchBytes; line += kCacheLineBytes) prefetch_to_l2(ahead + line);
+        prefetch_lines_to_l2(ahead, kPrefetchBytes);
         const typename Ops::Quants w = Ops::template decode_k<T>(unit);
         const int b = sb * kUnitsPerSuperBlock + u;
         // The tokens' blocks b, with their starts for the whole block or its first half.

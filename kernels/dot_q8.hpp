@@ -36,7 +36,7 @@ void dot_groups_blocks(const uint8_t* first_group, Q8In x, const int32_t* starts
   constexpr int kBlocks = Cols / kQuantBlockElems;
   constexpr int64_t kBlockBytes = Ops::kRows * block_quant_bytes(T);
   constexpr int64_t kGroupBytes = interleaved_group_bytes(T, Cols);
-  constexpr int64_t kAhead = next_groups_ahead<NGroups>(kGroupBytes);
+  constexpr int64_t kAhead = next_groups_ahead(NGroups, kGroupBytes);
   // MXFP4's scale 2^(e - 128) is taken as 2^(e - 127) (e8m0_scales) and its
   // half put on the activation scale: products of powers of two, so the
   // same bits as ggml's 2^(e - 128) * d_x.
@@ -54,8 +54,7 @@ void dot_groups_blocks(const uint8_t* first_group, Q8In x, const int32_t* starts
       const uint8_t* block_scales = group + block_scales_offset(T, b);
       // The scales' line is asked for at every block, so more than once when
       // it covers several: a fixed count keeps the loop's code short.
-      for (int64_t line = 0; line < kBlockBytes; line += kCacheLineBytes)
-        prefetch_to_l2(quants + line + kAhead);
+      prefetch_lines_to_l2(quants + kAhead, kBlockBytes);
       prefetch_to_l2(block_scales + kAhead);
       const typename Ops::Quants w = Ops::template decode<T>(quants);
       const auto* halves = reinterpret_cast<const uint16_t*>(block_scales);
